@@ -1,0 +1,705 @@
+//! The scanning engine: one Aho-Corasick pass over literal anchors, then the
+//! detectors those anchors name, then overlap resolution, rendering and the
+//! length cap.
+//!
+//! Splitting "where might something be" (the anchor pass, a few GB/s) from
+//! "is it really there" (a regex or parser run at that spot only) is what
+//! makes clean text cheap and keeps every path linear.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use regex::Regex;
+
+use crate::config::{SanitizerBuilder, SanitizerConfigError, valid_kind_name};
+use crate::rules::{Back, Check, SECRET_RULES};
+use crate::{
+    Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER,
+    STACK_TRACE_PLACEHOLDER, Sanitized,
+};
+use crate::{addr, reflect, stack, tokens};
+
+/// Kind of a PEM private key block.
+pub(crate) const KIND_PRIVATE_KEY: &str = "private-key";
+/// Kind of a stack trace.
+pub(crate) const KIND_STACK: &str = "stack-trace";
+/// Kind of a private IP address.
+pub(crate) const KIND_IP: &str = "internal-ip";
+/// Kind of an internal hostname.
+pub(crate) const KIND_HOST: &str = "internal-hostname";
+/// Kind of instruction-like text.
+pub(crate) const KIND_INSTRUCTION: &str = "instruction";
+/// Kind of an echoed argument.
+pub(crate) const KIND_ECHO: &str = "echoed-argument";
+/// Kind of the truncated tail.
+pub(crate) const KIND_TRUNCATED: &str = "truncated";
+
+/// Non-table kinds that can be switched off, with their category.
+const OTHER_KINDS: &[(&str, Category)] = &[
+    (KIND_PRIVATE_KEY, Category::Secret),
+    (KIND_STACK, Category::StackTrace),
+    (KIND_IP, Category::InternalAddress),
+    (KIND_HOST, Category::InternalAddress),
+    (KIND_INSTRUCTION, Category::Instruction),
+    (KIND_ECHO, Category::Reflected),
+];
+
+/// Bytes after a match start that an anchored secret regex may look at.
+const SECRET_WINDOW: usize = 16 * 1024;
+
+/// Room kept for the truncation marker (`[truncated: N bytes]` with a
+/// 20-digit N is 39 bytes).
+const MARKER_RESERVE: usize = 40;
+
+pub(crate) fn builtin_kinds() -> Vec<&'static str> {
+    SECRET_RULES
+        .iter()
+        .map(|r| r.kind)
+        .chain(OTHER_KINDS.iter().map(|(k, _)| *k))
+        .collect()
+}
+
+pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
+    if SECRET_RULES.iter().any(|r| r.kind == kind) {
+        return Some(Category::Secret);
+    }
+    OTHER_KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, c)| *c)
+}
+
+/// What an anchor hit asks for.
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    /// Run `SECRET_RULES[i]` anchored here.
+    Secret(usize),
+    PemBegin,
+    PemEnd,
+    Stack,
+    Ipv4,
+    Ipv6,
+    /// A hostname suffix such as `.internal`.
+    HostSuffix,
+    /// The literal `localhost`.
+    Localhost,
+    /// `://`: a URL whose host may be a single label.
+    UrlHost,
+    Instruction(reflect::InstrAnchor),
+}
+
+struct CompiledSecret {
+    rule: usize,
+    re: Regex,
+}
+
+struct CustomRule {
+    kind: String,
+    re: Regex,
+    group: Option<usize>,
+}
+
+/// Which non-table detectors are on.
+#[derive(Clone, Copy)]
+struct Enabled {
+    pem: bool,
+    stack: bool,
+    ip: bool,
+    host: bool,
+    instruction: bool,
+    echo: bool,
+}
+
+/// The compiled sanitizer shared behind `Sanitizer`'s `Arc`.
+pub(crate) struct Engine {
+    ac: AhoCorasick,
+    actions: Vec<Vec<Action>>,
+    secrets: Vec<Option<CompiledSecret>>,
+    custom: Vec<CustomRule>,
+    allow_hosts: Vec<String>,
+    enabled: Enabled,
+    stack: stack::StackRules,
+    reflect: reflect::ReflectRules,
+    pem_header: Regex,
+    pem_footer: Regex,
+    pub(crate) max_len: usize,
+    echo_min_chars: usize,
+}
+
+/// A candidate removal before overlaps are resolved.
+#[derive(Clone, Debug)]
+pub(crate) struct Cand {
+    pub start: usize,
+    pub end: usize,
+    pub kind: Cow<'static, str>,
+    pub category: Category,
+}
+
+impl Engine {
+    pub(crate) fn default_engine() -> Engine {
+        // The built-in configuration is fixed; a failure here is a bug in
+        // the rule table, which the test suite exercises on every build.
+        match Engine::build(&SanitizerBuilder::new()) {
+            Ok(e) => e,
+            Err(e) => unreachable!("built-in sanitizer rules are invalid: {e}"),
+        }
+    }
+
+    pub(crate) fn rule_count(&self) -> usize {
+        self.secrets.iter().flatten().count() + self.custom.len()
+    }
+
+    pub(crate) fn build(cfg: &SanitizerBuilder) -> Result<Engine, SanitizerConfigError> {
+        let off = |k: &str| cfg.disabled.iter().any(|d| d == k);
+        let enabled = Enabled {
+            pem: !off(KIND_PRIVATE_KEY),
+            stack: !off(KIND_STACK),
+            ip: !off(KIND_IP),
+            host: !off(KIND_HOST),
+            instruction: !off(KIND_INSTRUCTION),
+            echo: !off(KIND_ECHO),
+        };
+
+        let mut anchors: Vec<String> = Vec::new();
+        let mut actions: Vec<Vec<Action>> = Vec::new();
+        let mut add = |lit: &str, action: Action| {
+            let lit = lit.to_ascii_lowercase();
+            match anchors.iter().position(|a| *a == lit) {
+                Some(i) => actions[i].push(action),
+                None => {
+                    anchors.push(lit);
+                    actions.push(vec![action]);
+                }
+            }
+        };
+
+        let mut secrets = Vec::with_capacity(SECRET_RULES.len());
+        for (i, rule) in SECRET_RULES.iter().enumerate() {
+            if off(rule.kind) {
+                secrets.push(None);
+                continue;
+            }
+            let pattern = format!("^(?:{})", ascii_boundaries(rule.pattern));
+            let re = Regex::new(&pattern).map_err(|e| SanitizerConfigError::InvalidPattern {
+                kind: rule.kind.to_string(),
+                source: Box::new(e),
+            })?;
+            for a in rule.anchors {
+                add(a, Action::Secret(i));
+            }
+            secrets.push(Some(CompiledSecret { rule: i, re }));
+        }
+        if enabled.pem {
+            add("-----BEGIN", Action::PemBegin);
+            add("-----END", Action::PemEnd);
+        }
+        if enabled.stack {
+            for a in stack::ANCHORS {
+                add(a, Action::Stack);
+            }
+        }
+        if enabled.ip {
+            for a in addr::IPV4_ANCHORS {
+                add(a, Action::Ipv4);
+            }
+            for a in addr::IPV6_ANCHORS {
+                add(a, Action::Ipv6);
+            }
+        }
+        if enabled.host {
+            for a in addr::HOST_SUFFIXES {
+                add(a, Action::HostSuffix);
+            }
+            add("localhost", Action::Localhost);
+            add("://", Action::UrlHost);
+        }
+        if enabled.instruction {
+            for (a, kind) in reflect::ANCHORS {
+                add(a, Action::Instruction(*kind));
+            }
+        }
+
+        let ac = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&anchors)
+            .or_else(|_| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(&anchors)
+            })
+            .map_err(|e| SanitizerConfigError::InvalidPattern {
+                kind: "anchors".to_string(),
+                source: Box::new(regex::Error::Syntax(e.to_string())),
+            })?;
+
+        let mut custom = Vec::new();
+        for (kind, pattern) in &cfg.patterns {
+            if !valid_kind_name(kind) {
+                return Err(SanitizerConfigError::InvalidKindName { kind: kind.clone() });
+            }
+            if builtin_category(kind).is_some()
+                || kind == KIND_TRUNCATED
+                || custom.iter().any(|c: &CustomRule| c.kind == *kind)
+            {
+                return Err(SanitizerConfigError::DuplicateKind { kind: kind.clone() });
+            }
+            let re = regex::RegexBuilder::new(pattern)
+                .size_limit(1 << 22)
+                .build()
+                .map_err(|e| SanitizerConfigError::InvalidPattern {
+                    kind: kind.clone(),
+                    source: Box::new(e),
+                })?;
+            if re.is_match("") {
+                return Err(SanitizerConfigError::EmptyMatch { kind: kind.clone() });
+            }
+            let group = re.capture_names().position(|n| n == Some("secret"));
+            custom.push(CustomRule {
+                kind: kind.clone(),
+                re,
+                group,
+            });
+        }
+        // Every placeholder that can appear in output, built-in or custom.
+        let mut placeholders: Vec<String> = vec![
+            STACK_TRACE_PLACEHOLDER.into(),
+            INTERNAL_ADDRESS_PLACEHOLDER.into(),
+            ECHO_PLACEHOLDER.into(),
+            INSTRUCTION_PLACEHOLDER.into(),
+            "[truncated: 18446744073709551615 bytes]".into(),
+        ];
+        placeholders.extend(builtin_kinds().iter().map(|k| redacted(k)));
+        placeholders.extend(custom.iter().map(|c| redacted(&c.kind)));
+        for c in &custom {
+            if let Some(p) = placeholders.iter().find(|p| c.re.is_match(p)) {
+                return Err(SanitizerConfigError::MatchesPlaceholder {
+                    kind: c.kind.clone(),
+                    placeholder: p.clone(),
+                });
+            }
+        }
+
+        let stack = stack::StackRules::new();
+        let reflect = reflect::ReflectRules::new();
+        let pem_header = Regex::new(
+            r"^-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----",
+        )
+        .map_err(|e| SanitizerConfigError::InvalidPattern {
+            kind: KIND_PRIVATE_KEY.into(),
+            source: Box::new(e),
+        })?;
+        let pem_footer = Regex::new(r"^-----END [A-Z0-9 ]{0,64}-----").map_err(|e| {
+            SanitizerConfigError::InvalidPattern {
+                kind: KIND_PRIVATE_KEY.into(),
+                source: Box::new(e),
+            }
+        })?;
+
+        Ok(Engine {
+            ac,
+            actions,
+            secrets,
+            custom,
+            allow_hosts: cfg
+                .allow_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
+            enabled,
+            stack,
+            reflect,
+            pem_header,
+            pem_footer,
+            max_len: cfg.max_len,
+            echo_min_chars: cfg.echo_min_chars,
+        })
+    }
+
+    /// Whether `host` (no port) is allow-listed.
+    pub(crate) fn host_allowed(&self, host: &str) -> bool {
+        if self.allow_hosts.is_empty() {
+            return false;
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let lower = host.to_ascii_lowercase();
+        self.allow_hosts.iter().any(|a| {
+            if let Some(suffix) = a.strip_prefix('.') {
+                lower == suffix || lower.ends_with(a.as_str())
+            } else {
+                lower == *a
+            }
+        })
+    }
+
+    pub(crate) fn sanitize(&self, text: &str, echoes: &[&str]) -> Sanitized {
+        let mut cands = self.detect(text);
+        if self.enabled.echo {
+            reflect::echoes(text, echoes, self.echo_min_chars, &mut cands);
+        }
+        let findings = resolve(cands);
+        self.render(text, findings)
+    }
+
+    fn detect(&self, text: &str) -> Vec<Cand> {
+        let mut hits: Vec<(usize, usize, usize)> = self
+            .ac
+            .find_overlapping_iter(text)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .collect();
+        hits.sort_unstable();
+
+        let mut cands = Vec::new();
+        let mut st = ScanState::default();
+        let pem_ends: Vec<usize> = if self.enabled.pem {
+            hits.iter()
+                .filter(|h| {
+                    self.actions[h.2]
+                        .iter()
+                        .any(|a| matches!(a, Action::PemEnd))
+                })
+                .map(|h| h.0)
+                .collect()
+        } else {
+            Vec::new()
+        };
+
+        for &(start, end, pid) in &hits {
+            for action in &self.actions[pid] {
+                match *action {
+                    Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
+                    Action::PemBegin => {
+                        if start >= st.pem_done {
+                            if let Some(c) = tokens::pem_at(
+                                text,
+                                start,
+                                &pem_ends,
+                                &self.pem_header,
+                                &self.pem_footer,
+                            ) {
+                                st.pem_done = c.end;
+                                cands.push(c);
+                            }
+                        }
+                    }
+                    Action::PemEnd => {}
+                    Action::Stack => {
+                        if start >= st.stack_done {
+                            st.stack_done = self.stack.scan(text, start, st.stack_done, &mut cands);
+                        }
+                    }
+                    Action::Ipv4 => addr::ipv4_at(self, text, start, &mut cands),
+                    Action::Ipv6 => {
+                        if start >= st.v6_done {
+                            st.v6_done = addr::ipv6_at(self, text, start, &mut cands);
+                        }
+                    }
+                    Action::HostSuffix => {
+                        if let Some(e) =
+                            addr::host_suffix_at(self, text, start, end, st.host_done, &mut cands)
+                        {
+                            st.host_done = e;
+                        }
+                    }
+                    Action::Localhost => addr::localhost_at(self, text, start, end, &mut cands),
+                    Action::UrlHost => addr::url_host_at(self, text, end, &mut cands),
+                    Action::Instruction(kind) => {
+                        if start >= st.instr_done {
+                            if let Some(e) = self.reflect.instruction_at(text, start, end, kind) {
+                                st.instr_done = e;
+                                cands.push(Cand {
+                                    start: e_start(text, start, kind),
+                                    end: e,
+                                    kind: Cow::Borrowed(KIND_INSTRUCTION),
+                                    category: Category::Instruction,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        for c in &self.custom {
+            for caps in c.re.captures_iter(text) {
+                let m = c.group.and_then(|g| caps.get(g)).or_else(|| caps.get(0));
+                if let Some(m) = m {
+                    if !m.is_empty() {
+                        cands.push(Cand {
+                            start: m.start(),
+                            end: m.end(),
+                            kind: Cow::Owned(c.kind.clone()),
+                            category: Category::Secret,
+                        });
+                    }
+                }
+            }
+        }
+        cands
+    }
+
+    fn secret_at(
+        &self,
+        text: &str,
+        anchor: usize,
+        i: usize,
+        st: &mut ScanState,
+        cands: &mut Vec<Cand>,
+    ) {
+        let Some(Some(compiled)) = self.secrets.get(i) else {
+            return;
+        };
+        let rule = &SECRET_RULES[compiled.rule];
+        let bytes = text.as_bytes();
+        let start = match rule.back {
+            Back::None => anchor,
+            Back::Class(class, min, max) => {
+                let mut k = 0;
+                while k <= max && k < anchor && class(bytes[anchor - k - 1]) {
+                    k += 1;
+                }
+                if k < min || k > max {
+                    return;
+                }
+                anchor - k
+            }
+        };
+        if rule.left_boundary && start > 0 && is_word(bytes[start - 1]) {
+            return;
+        }
+        // Several anchors of one rule (e.g. `session_token` inside
+        // `aws_session_token`) may point at the same start.
+        if st.last_secret == Some((i, start)) {
+            return;
+        }
+        st.last_secret = Some((i, start));
+        let window_end = floor_boundary(text, start.saturating_add(SECRET_WINDOW));
+        let slice = &text[start..window_end];
+        let Some(caps) = compiled.re.captures(slice) else {
+            return;
+        };
+        let Some(whole) = caps.get(0) else {
+            return;
+        };
+        if whole.end() == slice.len() && window_end < text.len() {
+            // The window cut a longer token; a boundary seen at the cut is
+            // not a real one.
+            return;
+        }
+        let m = (1..caps.len()).find_map(|g| caps.get(g)).unwrap_or(whole);
+        let secret = m.as_str();
+        let ok = match rule.check {
+            Check::None => true,
+            Check::Entropy => tokens::high_entropy(secret),
+            Check::Password => tokens::plausible_password(secret),
+            Check::Jwt => tokens::valid_jwt(secret),
+            Check::NotPlaceholder => !secret.starts_with("[redacted:"),
+        };
+        if ok && !m.is_empty() {
+            cands.push(Cand {
+                start: start + m.start(),
+                end: start + m.end(),
+                kind: Cow::Borrowed(rule.kind),
+                category: Category::Secret,
+            });
+        }
+    }
+
+    fn render(&self, text: &str, findings: Vec<Cand>) -> Sanitized {
+        let mut out = String::with_capacity(text.len().min(self.max_len.saturating_add(64)));
+        // (output start, original start, original end, is placeholder)
+        let mut segs: Vec<(usize, usize, usize, bool)> = Vec::with_capacity(findings.len() * 2 + 1);
+        let mut pos = 0;
+        for f in &findings {
+            if f.start > pos {
+                segs.push((out.len(), pos, f.start, false));
+                out.push_str(&text[pos..f.start]);
+            }
+            segs.push((out.len(), f.start, f.end, true));
+            push_placeholder(&mut out, f);
+            pos = f.end;
+        }
+        if pos < text.len() {
+            segs.push((out.len(), pos, text.len(), false));
+            out.push_str(&text[pos..]);
+        }
+        let mut findings: Vec<Finding> = findings
+            .into_iter()
+            .map(|c| Finding {
+                kind: c.kind,
+                category: c.category,
+                range: c.start..c.end,
+            })
+            .collect();
+
+        if out.len() > self.max_len {
+            let cut = cut_point(&out, &segs, self.max_len - MARKER_RESERVE);
+            let orig_cut = original_offset(&segs, cut, text.len());
+            let dropped = out.len() - cut;
+            out.truncate(cut);
+            out.push_str(&format!("[truncated: {dropped} bytes]"));
+            findings.push(Finding {
+                kind: Cow::Borrowed(KIND_TRUNCATED),
+                category: Category::Truncated,
+                range: orig_cut..text.len(),
+            });
+        }
+        Sanitized {
+            text: out,
+            findings,
+            original_len: text.len(),
+        }
+    }
+}
+
+/// Where an instruction finding starts: role markers take their whole
+/// line, phrases start at the phrase.
+fn e_start(text: &str, start: usize, kind: reflect::InstrAnchor) -> usize {
+    match kind {
+        reflect::InstrAnchor::RoleLine => reflect::line_start_of_marker(text, start),
+        _ => start,
+    }
+}
+
+fn push_placeholder(out: &mut String, c: &Cand) {
+    match c.category {
+        Category::Secret => {
+            out.push_str("[redacted:");
+            out.push_str(&c.kind);
+            out.push(']');
+        }
+        Category::StackTrace => out.push_str(STACK_TRACE_PLACEHOLDER),
+        Category::InternalAddress => out.push_str(INTERNAL_ADDRESS_PLACEHOLDER),
+        Category::Reflected => out.push_str(ECHO_PLACEHOLDER),
+        Category::Instruction => out.push_str(INSTRUCTION_PLACEHOLDER),
+        Category::Truncated => {}
+    }
+}
+
+pub(crate) fn redacted(kind: &str) -> String {
+    format!("[redacted:{kind}]")
+}
+
+/// Sorts candidates and merges overlaps, so every byte any detector wanted
+/// gone is gone and each removed byte belongs to exactly one finding (the
+/// earliest-starting, then the longest).
+fn resolve(mut cands: Vec<Cand>) -> Vec<Cand> {
+    cands.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut out: Vec<Cand> = Vec::with_capacity(cands.len());
+    for c in cands {
+        if c.start >= c.end {
+            continue;
+        }
+        if let Some(last) = out.last_mut() {
+            if c.start < last.end {
+                last.end = last.end.max(c.end);
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Chooses where the cap cuts the rendered text: at most `limit` bytes,
+/// never inside a placeholder, and preferably just after whitespace or
+/// punctuation so that the last kept token is whole; a half token could
+/// match a rule that the whole one did not, and then sanitizing the output
+/// again would change it.
+fn cut_point(out: &str, segs: &[(usize, usize, usize, bool)], limit: usize) -> usize {
+    let mut cut = floor_boundary(out, limit);
+    let seg_idx = segs.partition_point(|s| s.0 <= cut).saturating_sub(1);
+    if let Some(&(seg_out, _, _, true)) = segs.get(seg_idx) {
+        if seg_out < cut {
+            return seg_out;
+        }
+    }
+    let bytes = out.as_bytes();
+    let floor = cut.saturating_sub(256);
+    let mut i = cut;
+    while i > floor {
+        let b = bytes[i - 1];
+        if b.is_ascii_whitespace() {
+            return i;
+        }
+        i -= 1;
+    }
+    let mut i = cut;
+    while i > floor {
+        let b = bytes[i - 1];
+        if matches!(
+            b,
+            b',' | b';' | b'"' | b'\'' | b'<' | b'>' | b'(' | b')' | b'{' | b'}' | b'|' | b']'
+        ) {
+            return i;
+        }
+        i -= 1;
+    }
+    cut = floor_boundary(out, cut);
+    cut
+}
+
+fn original_offset(segs: &[(usize, usize, usize, bool)], out_pos: usize, orig_len: usize) -> usize {
+    let idx = segs.partition_point(|s| s.0 <= out_pos);
+    if idx == 0 {
+        return 0;
+    }
+    let (seg_out, orig_start, orig_end, placeholder) = segs[idx - 1];
+    if placeholder {
+        if out_pos == seg_out {
+            orig_start
+        } else {
+            orig_end
+        }
+    } else {
+        (orig_start + (out_pos - seg_out))
+            .min(orig_end)
+            .min(orig_len)
+    }
+}
+
+/// How far each position-tracking detector has already looked.
+#[derive(Default)]
+struct ScanState {
+    pem_done: usize,
+    stack_done: usize,
+    v6_done: usize,
+    host_done: usize,
+    instr_done: usize,
+    last_secret: Option<(usize, usize)>,
+}
+
+pub(crate) fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The largest char boundary of `s` not above `i`.
+pub(crate) fn floor_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The rule table writes `\b`; the ASCII form lets the lazy DFA run on
+/// any input instead of falling back to a slower engine on non-ASCII text.
+fn ascii_boundaries(p: &str) -> String {
+    p.replace(r"\b", r"(?-u:\b)")
+}
+
+/// A range clamp used by detectors.
+pub(crate) fn cand(range: Range<usize>, kind: &'static str, category: Category) -> Cand {
+    Cand {
+        start: range.start,
+        end: range.end,
+        kind: Cow::Borrowed(kind),
+        category,
+    }
+}

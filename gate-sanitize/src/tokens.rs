@@ -1,0 +1,226 @@
+//! Detectors and validators that a regex alone cannot express: multi-line
+//! PEM private keys, JWTs whose segments must decode to JSON, entropy of
+//! generic `key=` values, and what a plausible password looks like.
+//!
+//! They exist to keep false positives down without giving up linear time:
+//! each looks only at a span a regex or anchor already found.
+
+use regex::Regex;
+
+use crate::Category;
+use crate::engine::{Cand, KIND_PRIVATE_KEY, cand};
+
+/// Base64 characters a PEM body needs before the block counts as a key; an
+/// empty `BEGIN…END` pair (documentation, tests) is not a secret.
+const PEM_MIN_BODY: usize = 16;
+
+/// Finds a PEM private key block whose `-----BEGIN` is at `start`.
+///
+/// `ends` holds the positions of every `-----END` in the text, sorted, so
+/// the block's end is a binary search rather than a scan. Without an END
+/// the key was cut off: the header line's remainder and following lines
+/// of base64 are taken instead.
+pub(crate) fn pem_at(
+    text: &str,
+    start: usize,
+    ends: &[usize],
+    header: &Regex,
+    footer: &Regex,
+) -> Option<Cand> {
+    let window = crate::engine::floor_boundary(text, start + 128);
+    let h = header.find(&text[start..window])?;
+    let body_start = start + h.end();
+    let idx = ends.partition_point(|&e| e < body_start);
+    let bytes = text.as_bytes();
+    if let Some(&end_pos) = ends.get(idx) {
+        let body = &bytes[body_start..end_pos];
+        let b64 = body
+            .iter()
+            .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+            .take(PEM_MIN_BODY)
+            .count();
+        if b64 < PEM_MIN_BODY {
+            return None;
+        }
+        let fw = crate::engine::floor_boundary(text, end_pos + 128);
+        let end = match footer.find(&text[end_pos..fw]) {
+            Some(f) => end_pos + f.end(),
+            None => end_pos + "-----END".len(),
+        };
+        return Some(cand(start..end, KIND_PRIVATE_KEY, Category::Secret));
+    }
+    // No END: a truncated key. Take the header line's base64 (or escaped
+    // `\n`) remainder and following lines of base64 or short
+    // `Name: value` headers, scanning byte by byte so that a long line
+    // costs only what is consumed.
+    let is_body = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\\');
+    let len = bytes.len();
+    let mut pos = body_start;
+    let mut end = body_start;
+    let mut b64 = 0usize;
+    loop {
+        let mut i = pos;
+        while i < len && is_body(bytes[i]) {
+            i += 1;
+        }
+        b64 += i - pos;
+        if i > pos {
+            end = i;
+        }
+        let mut j = i;
+        if j < len && bytes[j] == b'\r' {
+            j += 1;
+        }
+        if j < len && bytes[j] == b'\n' {
+            if i == pos && pos != body_start {
+                break;
+            }
+            pos = j + 1;
+            continue;
+        }
+        if j >= len || i != pos || pos == body_start {
+            break;
+        }
+        let lim = crate::engine::floor_boundary(text, pos + 128);
+        match text[pos..lim].find('\n') {
+            Some(nl) if text[pos..pos + nl].contains(": ") => {
+                end = pos + nl;
+                pos += nl + 1;
+            }
+            _ => break,
+        }
+    }
+    (b64 >= PEM_MIN_BODY).then(|| cand(start..end, KIND_PRIVATE_KEY, Category::Secret))
+}
+
+/// Shannon entropy in bits per byte.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A generic `key=`/`secret=`/`token=` value that looks machine-made:
+/// at least 12 bytes, letters and digits, and at least 3 bits of entropy
+/// per byte (placeholders like `your_api_key_here` have no digit;
+/// `aaaa1111aaaa1111` has too little entropy).
+pub(crate) fn high_entropy(s: &str) -> bool {
+    s.len() >= 12
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_alphabetic())
+        && entropy(s) >= 3.0
+}
+
+/// Words that follow `password:` in error messages and configuration
+/// templates without being a password.
+const NOT_PASSWORDS: &[&str] = &[
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "redacted",
+    "hidden",
+    "empty",
+    "required",
+    "invalid",
+    "incorrect",
+    "missing",
+    "optional",
+    "string",
+    "password",
+    "masked",
+    "omitted",
+    "unset",
+    "default",
+    "expired",
+];
+
+/// A `password=` value worth hiding: not a placeholder word, template
+/// variable or mask, and either long or not plain lowercase letters
+/// (`password: required` is an error message; `password=hunter22` is a
+/// password).
+pub(crate) fn plausible_password(s: &str) -> bool {
+    if s.starts_with("[redacted:") || s.len() < 4 {
+        return false;
+    }
+    let first = s.as_bytes()[0];
+    if matches!(first, b'$' | b'%' | b'*' | b'#' | b'<' | b'{' | b'?') {
+        return false;
+    }
+    let lower = s.to_ascii_lowercase();
+    if NOT_PASSWORDS.contains(&lower.as_str()) {
+        return false;
+    }
+    let mut chars = s.chars();
+    if let Some(c0) = chars.next() {
+        if chars.all(|c| c == c0) {
+            return false;
+        }
+    }
+    let has_digit = s.bytes().any(|b| b.is_ascii_digit());
+    let has_symbol = s.bytes().any(|b| !b.is_ascii_alphanumeric());
+    let has_upper = s.bytes().any(|b| b.is_ascii_uppercase());
+    let has_lower = s.bytes().any(|b| b.is_ascii_lowercase());
+    s.len() >= 12 || (s.len() >= 6 && (has_digit || has_symbol || (has_upper && has_lower)))
+}
+
+/// A JWT's first two segments must be base64url JSON objects; this is
+/// what separates `eyJhbGciOi…` tokens from look-alikes such as
+/// `eyJAAAA.eyJBBB`.
+pub(crate) fn valid_jwt(s: &str) -> bool {
+    let mut parts = s.split('.');
+    let (Some(h), Some(p)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    json_object(h) && json_object(p)
+}
+
+fn json_object(seg: &str) -> bool {
+    let seg = seg.trim_matches(|c| c == '\r' || c == '\n');
+    match base64url_decode(seg) {
+        Some(bytes) => matches!(
+            serde_json::from_slice::<serde_json::Value>(&bytes),
+            Ok(serde_json::Value::Object(_))
+        ),
+        None => false,
+    }
+}
+
+/// Decodes unpadded or padded base64url (and plain base64); `None` on any
+/// other byte.
+fn base64url_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc: u32 = 0;
+    let mut bits = 0u32;
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            b'=' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
