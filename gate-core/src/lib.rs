@@ -1,0 +1,26 @@
+//! The runtime of gate: tools, toolboxes, provider manifests and the policy
+//! that decides, for every failed call, whether to reject, retry with a
+//! correction, or fail and reconcile.
+//!
+//! Most users depend on the `gate` facade crate, which re-exports this crate
+//! and adds the `#[tool]` macros. This crate exists on its own so the runtime
+//! compiles without proc-macro dependencies and can be used with tools that
+//! are only known at run time.
+#![forbid(unsafe_code)]
+
+mod ctx;
+mod effects;
+mod error;
+pub mod manifest;
+mod tool;
+mod toolbox;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use ctx::Ctx;
+pub use effects::{Effects, EffectsError};
+pub use error::{BoxError, ToolError};
+pub use manifest::{Dialect, ManifestError};
+pub use tool::{DynamicTool, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name};
+pub use toolbox::{Toolbox, ToolboxError};

@@ -1,0 +1,448 @@
+//! Tools as the runtime sees them: a [`ToolSpec`] (what the model is told) and
+//! a [`Tool`] (what runs).
+//!
+//! Macro tools and dynamic tools are the same thing here. `#[tool]` generates a
+//! type implementing [`Tool`]; a tool known only at run time (from a config
+//! file, an MCP server, a plugin) is a [`DynamicTool`] built from a name, a
+//! description, a JSON Schema and effect flags. Both are validated the same way,
+//! produce the same manifests and go through the same policy.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+
+use crate::{Ctx, Effects, ToolError};
+
+/// The future a tool call returns: the tool's output as JSON, or its failure.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+
+/// A callable tool.
+///
+/// Implement it by hand only for unusual cases; `#[tool]` and [`DynamicTool`]
+/// cover the rest.
+pub trait Tool: Send + Sync + 'static {
+    /// What the model is told about this tool, and how gate treats its failures.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool on arguments that already passed validation against
+    /// [`ToolSpec::input_schema`]. `arguments` is the JSON object text.
+    fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a>;
+}
+
+/// Everything about a tool except its code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    name: String,
+    title: Option<String>,
+    description: String,
+    effects: Effects,
+    scopes: Vec<String>,
+    discovery: Option<String>,
+    widen: Option<String>,
+    input_schema: Value,
+    key_args: Vec<String>,
+    origin: String,
+}
+
+/// Why a [`ToolSpec`] could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}`: {problem}")]
+pub struct ToolSpecError {
+    tool: String,
+    problem: String,
+}
+
+impl ToolSpecError {
+    fn new(tool: &str, problem: impl Into<String>) -> Self {
+        ToolSpecError {
+            tool: tool.to_owned(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The name of the tool that was refused.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+/// True when `name` is accepted as a tool name by every provider gate targets:
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (OpenAI and Anthropic forbid dots, Gemini
+/// wants a leading letter or underscore). `#[tool]` applies the same rule at
+/// compile time.
+pub fn is_portable_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl ToolSpec {
+    /// A spec from its required parts.
+    ///
+    /// The schema must describe a JSON object (`"type": "object"`): every
+    /// provider sends tool arguments as an object. Errors name the tool and the
+    /// rule it broke.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        effects: Effects,
+    ) -> Result<Self, ToolSpecError> {
+        let name = name.into();
+        if !is_portable_tool_name(&name) {
+            return Err(ToolSpecError::new(
+                &name,
+                "the name must match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ to be accepted by every provider",
+            ));
+        }
+        effects.check().map_err(|e| ToolSpecError::new(&name, e.to_string()))?;
+        let Value::Object(root) = &input_schema else {
+            return Err(ToolSpecError::new(&name, "the input schema must be a JSON object"));
+        };
+        if root.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ToolSpecError::new(
+                &name,
+                "the input schema must have \"type\": \"object\" at its root (tool arguments are always an object)",
+            ));
+        }
+        let origin = format!("dynamic tool `{name}`");
+        Ok(ToolSpec {
+            name,
+            title: None,
+            description: description.into(),
+            effects,
+            scopes: Vec::new(),
+            discovery: None,
+            widen: None,
+            input_schema,
+            key_args: Vec::new(),
+            origin,
+        })
+    }
+
+    /// A spec whose rules were checked at compile time by `#[tool]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        name: String,
+        title: Option<String>,
+        description: String,
+        effects: Effects,
+        scopes: Vec<String>,
+        discovery: Option<String>,
+        widen: Option<String>,
+        input_schema: Value,
+        key_args: Vec<String>,
+        origin: String,
+    ) -> Self {
+        ToolSpec {
+            name,
+            title,
+            description,
+            effects,
+            scopes,
+            discovery,
+            widen,
+            input_schema,
+            key_args,
+            origin,
+        }
+    }
+
+    /// A human-readable title (MCP `title`).
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// OAuth-style scopes the tool needs, for the operator's policy.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The tool the model should call to find valid inputs after a 403 or an
+    /// unknown resource. It may not be the tool itself.
+    pub fn with_discovery(mut self, tool: impl Into<String>) -> Result<Self, ToolSpecError> {
+        let tool = tool.into();
+        if tool == self.name {
+            return Err(ToolSpecError::new(
+                &self.name,
+                "`discovery` names the tool itself; name the tool that lists valid inputs",
+            ));
+        }
+        if !is_portable_tool_name(&tool) {
+            return Err(ToolSpecError::new(
+                &self.name,
+                format!("`discovery` names `{tool}`, which is not a valid tool name"),
+            ));
+        }
+        self.discovery = Some(tool);
+        Ok(self)
+    }
+
+    /// The hint given to the model after an empty result ("search by the domain").
+    pub fn with_widen(mut self, hint: impl Into<String>) -> Self {
+        self.widen = Some(hint.into());
+        self
+    }
+
+    /// The arguments that make up the business fingerprint of a call. Each must
+    /// be a property of the input schema.
+    pub fn with_key_args<I, S>(mut self, args: I) -> Result<Self, ToolSpecError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let args: Vec<String> = args.into_iter().map(Into::into).collect();
+        let properties = self.input_schema.get("properties").and_then(Value::as_object);
+        if let Some(missing) = args
+            .iter()
+            .find(|a| !properties.is_some_and(|p| p.contains_key(a.as_str())))
+        {
+            return Err(ToolSpecError::new(
+                &self.name,
+                format!("key argument `{missing}` is not a property of the input schema"),
+            ));
+        }
+        self.key_args = args;
+        Ok(self)
+    }
+
+    /// Where the tool was defined, used in error messages ("`crate::billing::charge`").
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = origin.into();
+        self
+    }
+
+    /// The tool's name as the model calls it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The human-readable title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// What the tool does, as told to the model.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The declared side effects.
+    pub fn effects(&self) -> Effects {
+        self.effects
+    }
+
+    /// Declared scopes.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The discovery tool named in corrections, if any.
+    pub fn discovery(&self) -> Option<&str> {
+        self.discovery.as_deref()
+    }
+
+    /// The widen hint given after an empty result, if any.
+    pub fn widen(&self) -> Option<&str> {
+        self.widen.as_deref()
+    }
+
+    /// The full JSON Schema (2020-12) of the arguments. Validation always uses
+    /// this schema; manifests are derived from it per provider.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The arguments that form the business fingerprint (empty: all of them).
+    pub fn key_args(&self) -> &[String] {
+        &self.key_args
+    }
+
+    /// Where the tool was defined.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+}
+
+type Handler = dyn Fn(Ctx, Value) -> ToolFuture<'static> + Send + Sync;
+
+/// A tool defined at run time: a spec and, optionally, a handler.
+///
+/// Without a handler the tool is declared only: it appears in manifests and is
+/// validated, and calling it fails with an internal error (it is a
+/// configuration mistake to run one).
+#[derive(Clone)]
+pub struct DynamicTool {
+    spec: ToolSpec,
+    handler: Option<Arc<Handler>>,
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool")
+            .field("spec", &self.spec)
+            .field("has_handler", &self.handler.is_some())
+            .finish()
+    }
+}
+
+impl DynamicTool {
+    /// A declared-only tool.
+    pub fn new(spec: ToolSpec) -> Self {
+        DynamicTool { spec, handler: None }
+    }
+
+    /// Adds the code that runs the tool. It receives the validated arguments.
+    pub fn with_handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Ctx, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(move |ctx, args| Box::pin(handler(ctx, args))));
+        self
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("tool `{0}` is declared without a handler and cannot run")]
+struct NoHandler(String);
+
+impl Tool for DynamicTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a> {
+        let Some(handler) = &self.handler else {
+            return Box::pin(std::future::ready(Err(ToolError::internal(NoHandler(
+                self.spec.name.clone(),
+            )))));
+        };
+        match serde_json::from_str(arguments) {
+            Ok(args) => handler(ctx.clone(), args),
+            Err(e) => Box::pin(std::future::ready(Err(ToolError::internal(e)))),
+        }
+    }
+}
+
+/// Runs a tool call so that a panic inside it becomes [`ToolError::Internal`]
+/// instead of unwinding through the agent loop: one buggy tool must not take the
+/// process (and every other task in it) down.
+pub async fn call_contained(tool: &dyn Tool, ctx: &Ctx, arguments: &str) -> Result<Value, ToolError> {
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(ctx, arguments)));
+    match started {
+        Ok(future) => CatchUnwind(future).await,
+        Err(panic) => Err(panicked(panic)),
+    }
+}
+
+struct CatchUnwind<'a>(ToolFuture<'a>);
+
+impl Future for CatchUnwind<'_> {
+    type Output = Result<Value, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(poll) => poll,
+            Err(panic) => Poll::Ready(Err(panicked(panic))),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the tool panicked: {0}")]
+struct Panicked(String);
+
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned());
+    ToolError::internal(Panicked(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(name: &str) -> Result<ToolSpec, ToolSpecError> {
+        ToolSpec::new(
+            name,
+            "d",
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            Effects::new().read_only(),
+        )
+    }
+
+    #[test]
+    fn portable_names() {
+        for ok in ["a", "_x", "lookup_customer", "get-invoice", &"a".repeat(64)] {
+            assert!(is_portable_tool_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "-a", "a.b", "a b", "ä", &"a".repeat(65)] {
+            assert!(!is_portable_tool_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn spec_rules() {
+        assert!(spec("ok").is_ok());
+        assert!(spec("bad.name").unwrap_err().to_string().contains("bad.name"));
+        let not_object = ToolSpec::new("t", "d", json!({"type": "string"}), Effects::new().read_only());
+        assert!(not_object.unwrap_err().to_string().contains("\"type\": \"object\""));
+        assert!(spec("t").unwrap().with_discovery("t").is_err());
+        assert!(spec("t").unwrap().with_key_args(["a"]).is_ok());
+        assert!(
+            spec("t")
+                .unwrap()
+                .with_key_args(["zz"])
+                .unwrap_err()
+                .to_string()
+                .contains("zz")
+        );
+    }
+
+    #[tokio::test]
+    async fn panics_become_internal_errors() {
+        let tool = DynamicTool::new(spec("boom").unwrap()).with_handler(|_, _| async { panic!("kaboom") });
+        let ctx = Ctx::new("t", "u", "c", "boom", "k");
+        let err = call_contained(&tool, &ctx, "{}").await.unwrap_err();
+        assert!(matches!(err, ToolError::Internal(_)));
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(source.contains("kaboom"), "{source}");
+    }
+
+    #[tokio::test]
+    async fn declared_only_tool_fails_internally() {
+        let tool = DynamicTool::new(spec("decl").unwrap());
+        let ctx = Ctx::new("t", "u", "c", "decl", "k");
+        assert!(matches!(
+            call_contained(&tool, &ctx, "{}").await,
+            Err(ToolError::Internal(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn handler_gets_arguments() {
+        let tool = DynamicTool::new(spec("echo").unwrap()).with_handler(|_, args| async move { Ok(args) });
+        let ctx = Ctx::new("t", "u", "c", "echo", "k");
+        assert_eq!(
+            call_contained(&tool, &ctx, r#"{"a":"x"}"#).await.unwrap(),
+            json!({"a": "x"})
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! gate turns plain Rust functions into LLM tools that are safe to hand to a
+//! model. `#[tool]` derives the JSON Schema, the validator and the manifests
+//! for OpenAI, Anthropic, Gemini and MCP from a function signature; the
+//! runtime decides, for every failed call, whether to reject it with a message
+//! that names the fix, retry it with a correction, or fail and reconcile,
+//! from the side effects the tool declares.
+//!
+//! ```
+//! use gate::{tool, toolbox, Dialect, ToolError};
+//!
+//! /// Look up a customer by email address.
+//! #[tool(read_only, discovery = "list_customers")]
+//! async fn lookup_customer(
+//!     /// The customer's email address.
+//!     email: String,
+//!     /// Include the order history.
+//!     #[arg(default)]
+//!     include_history: bool,
+//! ) -> Result<String, ToolError> {
+//!     Ok(format!("customer {email} (history: {include_history})"))
+//! }
+//!
+//! /// List every customer.
+//! #[tool(read_only)]
+//! fn list_customers() -> Vec<String> {
+//!     vec!["a@example.com".into()]
+//! }
+//!
+//! let tools = toolbox![lookup_customer, list_customers];
+//! assert_eq!(tools.names(), ["lookup_customer", "list_customers"]);
+//! let manifest = tools.manifest(Dialect::OpenAiStrict).unwrap();
+//! assert_eq!(manifest[0]["function"]["parameters"]["required"][1], "include_history");
+//! ```
+#![forbid(unsafe_code)]
+
+pub use gate_core::*;
+
+/// Turns a function into an LLM tool.
+///
+/// ```ignore
+/// #[tool(read_only, discovery = "list_customers", widen = "search by the email's domain")]
+/// async fn lookup_customer(/// The email. email: String) -> Result<Customer, ToolError>
+/// ```
+///
+/// Keys (at least one effect flag is required):
+/// - `read_only`: changes nothing (implies `idempotent`; conflicts with `destructive`);
+/// - `idempotent`: repeating a call has no further effect;
+/// - `destructive`: may delete or overwrite;
+/// - `external`: reaches systems outside the operator's control;
+/// - `name = "..."` (default: the function name), `description = "..."`
+///   (default: the doc comment; one of them is required), `title = "..."`,
+///   `discovery = "tool"` (named in corrections after a 403 or unknown
+///   resource), `widen = "hint"` (given after an empty result),
+///   `scopes = ["crm:read"]`.
+///
+/// Parameters: any `Deserialize + JsonSchema` type; doc comments become
+/// property descriptions; `#[arg(default)]` makes a parameter optional with its
+/// `Default`; `#[arg(key)]` marks the arguments that form the business
+/// fingerprint of a call; `#[arg(rename = "...")]` changes the JSON name;
+/// `#[ctx] ctx: &Ctx` receives the call context. Return `T` or
+/// `Result<T, E>` with `T: Serialize` and `E: Into<ToolError>`; sync or async.
+///
+/// The macro generates hidden items named `__gate_tool_<fn>` and
+/// `__gate_args_<fn>` next to the function, which `toolbox!` refers to.
+pub use gate_macros::tool;
+
+/// Makes the `#[tool]` methods of an inherent impl block into tools sharing
+/// `self`, and adds `fn into_toolbox(self) -> Toolbox` to the type.
+///
+/// Methods take `&self`; the toolbox keeps `self` in an `Arc`.
+///
+/// DESIGN.md names this attribute `#[toolbox]`. Rust has one namespace for
+/// attribute and function-like macros (and `macro_rules!` attributes are
+/// unstable), so `#[toolbox]` and `toolbox![...]` cannot both exist; the
+/// attribute is `#[tools]`.
+pub use gate_macros::tools;
+
+/// Collects `#[tool]` functions into a [`Toolbox`], in the order given:
+/// `toolbox![lookup_customer, billing::charge_card]`.
+///
+/// Two tools with the same name are a compile error naming both.
+pub use gate_macros::toolbox;
