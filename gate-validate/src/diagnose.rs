@@ -604,6 +604,15 @@ impl<'a> Diag<'a> {
         let Some(r) = &n.array else {
             return;
         };
+        let count = items.len() as u64;
+        if r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m) {
+            let expected = format!("array{}", array_constraints(n));
+            out.violations.push(self.violation(
+                ViolationKind::ItemCount,
+                expected,
+                format!("array of {}", plural(count, "item", "items")),
+            ));
+        }
         for (i, item) in items.iter().enumerate() {
             let schema = r.prefix_items.get(i).copied().or(r.items);
             if let Some(s) = schema {
@@ -611,15 +620,6 @@ impl<'a> Diag<'a> {
                 self.node(s, item, out);
                 self.pop_path(len);
             }
-        }
-        let count = items.len() as u64;
-        if r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m) {
-            let expected = format!("array{}", array_constraints(n));
-            out.violations.push(self.violation(
-                ViolationKind::ItemCount,
-                expected,
-                plural(count, "item", "items"),
-            ));
         }
         if r.unique_items {
             let mut first_at: std::collections::HashMap<String, usize> =
@@ -645,6 +645,22 @@ impl<'a> Diag<'a> {
         let Some(r) = &n.object else {
             return;
         };
+        let count = fields.len() as u64;
+        if r.min_properties.is_some_and(|m| count < m)
+            || r.max_properties.is_some_and(|m| count > m)
+        {
+            let expected = match (r.min_properties, r.max_properties) {
+                (Some(a), Some(b)) => format!("object with {a} to {b} fields"),
+                (Some(a), None) => format!("object with at least {}", plural(a, "field", "fields")),
+                (None, Some(b)) => format!("object with at most {}", plural(b, "field", "fields")),
+                (None, None) => "object".into(),
+            };
+            out.violations.push(self.violation(
+                ViolationKind::PropertyCount,
+                expected,
+                plural(count, "field", "fields"),
+            ));
+        }
         let mut seen = vec![false; r.properties.len()];
         let mut extra_seen = vec![false; r.required_extra.len()];
         for (mi, (key, value)) in fields.iter().enumerate() {
@@ -692,22 +708,6 @@ impl<'a> Diag<'a> {
                 }
             }
             self.pop_path(len);
-        }
-        let count = fields.len() as u64;
-        if r.min_properties.is_some_and(|m| count < m)
-            || r.max_properties.is_some_and(|m| count > m)
-        {
-            let expected = match (r.min_properties, r.max_properties) {
-                (Some(a), Some(b)) => format!("object with {a} to {b} fields"),
-                (Some(a), None) => format!("object with at least {}", plural(a, "field", "fields")),
-                (None, Some(b)) => format!("object with at most {}", plural(b, "field", "fields")),
-                (None, None) => "object".into(),
-            };
-            out.violations.push(self.violation(
-                ViolationKind::PropertyCount,
-                expected,
-                plural(count, "field", "fields"),
-            ));
         }
         for (i, (name, child)) in r.properties.iter().enumerate() {
             if r.required[i] && !seen[i] {

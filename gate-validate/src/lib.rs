@@ -215,8 +215,8 @@ fn shape(c: &schema::Compiled) -> Option<String> {
         }
         let opt = if obj.required[i] { "" } else { " (optional)" };
         let mut desc = d.describe(*child, 2);
-        if desc.chars().count() > 60 {
-            desc = format!("{}…", render::truncate_chars(&desc, 60));
+        if desc.chars().count() > 40 {
+            desc = format!("{}…", render::truncate_chars(&desc, 40));
         }
         parts.push(format!("\"{}\": <{desc}{opt}>", render::short_name(name)));
     }
@@ -241,6 +241,8 @@ fn syntax_violation(raw: &str, e: &serde_json::Error) -> Violation {
         Some("send bare JSON, without a ``` code fence around it")
     } else if detail.starts_with("trailing comma") {
         Some("remove the comma after the last element")
+    } else if at == Some('{') && detail.starts_with("key must be a string") {
+        Some("an object cannot start with a second `{`; send one JSON object")
     } else if at == Some('\'') {
         Some("JSON needs double quotes (\") around keys and strings, not single quotes")
     } else if at == Some('/') || at == Some('#') {
