@@ -12,9 +12,7 @@ use crate::Category;
 use crate::engine::{Cand, Engine, KIND_HOST, KIND_IP, cand};
 
 /// Literal starts of internal IPv4 addresses.
-pub(crate) const IPV4_ANCHORS: &[&str] = &[
-    "10.", "127.", "172.1", "172.2", "172.3", "192.168.", "169.254.", "100.",
-];
+pub(crate) const IPV4_ANCHORS: &[&str] = &["10.", "127.", "172.1", "172.2", "172.3", "192.168.", "169.254.", "100."];
 
 /// Literals inside internal IPv6 addresses (compressed form, ULA and
 /// link-local prefixes).
@@ -57,10 +55,7 @@ fn port_end(bytes: &[u8], end: usize) -> usize {
 /// Whether an IPv4 address is private, loopback, link-local or CGNAT.
 pub(crate) fn internal_v4(ip: Ipv4Addr) -> bool {
     let o = ip.octets();
-    ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || (o[0] == 100 && (64..=127).contains(&o[1]))
+    ip.is_private() || ip.is_loopback() || ip.is_link_local() || (o[0] == 100 && (64..=127).contains(&o[1]))
 }
 
 /// Whether an IPv6 address is loopback, unique-local (fc00::/7),
@@ -71,10 +66,7 @@ pub(crate) fn internal_v6(ip: Ipv6Addr) -> bool {
         return internal_v4(v4);
     }
     let s0 = ip.segments()[0];
-    ip.is_loopback()
-        || (s0 & 0xfe00) == 0xfc00
-        || (s0 & 0xffc0) == 0xfe80
-        || (s0 & 0xffc0) == 0xfec0
+    ip.is_loopback() || (s0 & 0xfe00) == 0xfc00 || (s0 & 0xffc0) == 0xfe80 || (s0 & 0xffc0) == 0xfec0
 }
 
 /// An IPv4 candidate starting at `start`.
@@ -149,10 +141,7 @@ pub(crate) fn ipv6_at(engine: &Engine, text: &str, at: usize, cands: &mut Vec<Ca
     let mut end = addr_end;
     if addr_end == e && end < bytes.len() && bytes[end] == b'%' {
         let mut z = end + 1;
-        while z < bytes.len()
-            && z - end <= 16
-            && (bytes[z].is_ascii_alphanumeric() || bytes[z] == b'_')
-        {
+        while z < bytes.len() && z - end <= 16 && (bytes[z].is_ascii_alphanumeric() || bytes[z] == b'_') {
             z += 1;
         }
         if z > end + 1 {
@@ -223,20 +212,12 @@ pub(crate) fn host_suffix_at(
 }
 
 /// The literal `localhost` as a whole host name.
-pub(crate) fn localhost_at(
-    engine: &Engine,
-    text: &str,
-    start: usize,
-    end: usize,
-    cands: &mut Vec<Cand>,
-) {
+pub(crate) fn localhost_at(engine: &Engine, text: &str, start: usize, end: usize, cands: &mut Vec<Cand>) {
     let bytes = text.as_bytes();
     if start > 0 && is_host_byte(bytes[start - 1]) {
         return;
     }
-    if end < bytes.len()
-        && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'-' || bytes[end] == b'_')
-    {
+    if end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'-' || bytes[end] == b'_') {
         return;
     }
     if engine.host_allowed(&text[start..end]) {
@@ -255,10 +236,7 @@ pub(crate) fn url_host_at(engine: &Engine, text: &str, after: usize, cands: &mut
     let lim = (after + 512).min(bytes.len());
     let mut auth_end = after;
     while auth_end < lim
-        && !matches!(
-            bytes[auth_end],
-            b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`'
-        )
+        && !matches!(bytes[auth_end], b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`')
         && !bytes[auth_end].is_ascii_whitespace()
     {
         auth_end += 1;
@@ -268,9 +246,7 @@ pub(crate) fn url_host_at(engine: &Engine, text: &str, after: usize, cands: &mut
         None => after,
     };
     let mut host_end = host_start;
-    while host_end < auth_end
-        && (bytes[host_end].is_ascii_alphanumeric() || matches!(bytes[host_end], b'-' | b'_'))
-    {
+    while host_end < auth_end && (bytes[host_end].is_ascii_alphanumeric() || matches!(bytes[host_end], b'-' | b'_')) {
         host_end += 1;
     }
     if host_end == host_start {

@@ -38,10 +38,7 @@ impl NaiveLoop {
                 r"(?m)^Traceback \(most recent call last\):\n(?:[ \t]+.*\n)*",
                 crate::STACK_TRACE_PLACEHOLDER,
             ),
-            (
-                r"(?m)(?:^[\t ]+(?:eval )?at \S.*\n?)+",
-                crate::STACK_TRACE_PLACEHOLDER,
-            ),
+            (r"(?m)(?:^[\t ]+(?:eval )?at \S.*\n?)+", crate::STACK_TRACE_PLACEHOLDER),
             (
                 r"(?m)^goroutine \d+ \[[^\]]*\]:\n(?:.+\n)*",
                 crate::STACK_TRACE_PLACEHOLDER,

@@ -14,9 +14,7 @@ use std::sync::Arc;
 #[non_exhaustive]
 pub enum SanitizerConfigError {
     /// `disable` named a kind that is not built in.
-    #[error(
-        "cannot disable unknown kind `{kind}`; built-in kinds are listed by Sanitizer::builtin_kinds()"
-    )]
+    #[error("cannot disable unknown kind `{kind}`; built-in kinds are listed by Sanitizer::builtin_kinds()")]
     UnknownKind {
         /// The unknown kind.
         kind: String,
@@ -24,9 +22,7 @@ pub enum SanitizerConfigError {
     /// A custom pattern's kind is not lowercase ASCII letters, digits and
     /// dashes (1 to 64 of them), so it could not appear in
     /// `[redacted:KIND]` without breaking idempotence.
-    #[error(
-        "invalid kind name `{kind}`: use 1 to 64 of [a-z0-9-], starting with a letter or digit"
-    )]
+    #[error("invalid kind name `{kind}`: use 1 to 64 of [a-z0-9-], starting with a letter or digit")]
     InvalidKindName {
         /// The rejected kind name.
         kind: String,
@@ -55,9 +51,7 @@ pub enum SanitizerConfigError {
     },
     /// A custom pattern matches one of the sanitizer's own placeholders,
     /// so sanitizing twice would not give the same text.
-    #[error(
-        "pattern for kind `{kind}` matches the placeholder `{placeholder}`; sanitizing would not be idempotent"
-    )]
+    #[error("pattern for kind `{kind}` matches the placeholder `{placeholder}`; sanitizing would not be idempotent")]
     MatchesPlaceholder {
         /// The pattern's kind.
         kind: String,
@@ -71,9 +65,7 @@ pub enum SanitizerConfigError {
         host: String,
     },
     /// The length cap is below [`MIN_MAX_LEN`].
-    #[error(
-        "max_len {max_len} is too small: the cap must be at least {min} bytes to hold the truncation marker"
-    )]
+    #[error("max_len {max_len} is too small: the cap must be at least {min} bytes to hold the truncation marker")]
     CapTooSmall {
         /// The requested cap.
         max_len: usize,

@@ -64,10 +64,7 @@ pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
     if SECRET_RULES.iter().any(|r| r.kind == kind) {
         return Some(Category::Secret);
     }
-    OTHER_KINDS
-        .iter()
-        .find(|(k, _)| *k == kind)
-        .map(|(_, c)| *c)
+    OTHER_KINDS.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
 
 /// What an anchor hit asks for.
@@ -285,30 +282,24 @@ impl Engine {
 
         let stack = stack::StackRules::new();
         let reflect = reflect::ReflectRules::new();
-        let pem_header = Regex::new(
-            r"^-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----",
-        )
-        .map_err(|e| SanitizerConfigError::InvalidPattern {
-            kind: KIND_PRIVATE_KEY.into(),
-            source: Box::new(e),
-        })?;
-        let pem_footer = Regex::new(r"^-----END [A-Z0-9 ]{0,64}-----").map_err(|e| {
+        let pem_header = Regex::new(r"^-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----").map_err(|e| {
             SanitizerConfigError::InvalidPattern {
                 kind: KIND_PRIVATE_KEY.into(),
                 source: Box::new(e),
             }
         })?;
+        let pem_footer =
+            Regex::new(r"^-----END [A-Z0-9 ]{0,64}-----").map_err(|e| SanitizerConfigError::InvalidPattern {
+                kind: KIND_PRIVATE_KEY.into(),
+                source: Box::new(e),
+            })?;
 
         Ok(Engine {
             ac,
             actions,
             secrets,
             custom,
-            allow_hosts: cfg
-                .allow_hosts
-                .iter()
-                .map(|h| h.to_ascii_lowercase())
-                .collect(),
+            allow_hosts: cfg.allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
             enabled,
             stack,
             reflect,
@@ -356,11 +347,7 @@ impl Engine {
         let mut st = ScanState::default();
         let pem_ends: Vec<usize> = if self.enabled.pem {
             hits.iter()
-                .filter(|h| {
-                    self.actions[h.2]
-                        .iter()
-                        .any(|a| matches!(a, Action::PemEnd))
-                })
+                .filter(|h| self.actions[h.2].iter().any(|a| matches!(a, Action::PemEnd)))
                 .map(|h| h.0)
                 .collect()
         } else {
@@ -373,13 +360,8 @@ impl Engine {
                     Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
                     Action::PemBegin => {
                         if start >= st.pem_done {
-                            if let Some(c) = tokens::pem_at(
-                                text,
-                                start,
-                                &pem_ends,
-                                &self.pem_header,
-                                &self.pem_footer,
-                            ) {
+                            if let Some(c) = tokens::pem_at(text, start, &pem_ends, &self.pem_header, &self.pem_footer)
+                            {
                                 st.pem_done = c.end;
                                 cands.push(c);
                             }
@@ -398,9 +380,7 @@ impl Engine {
                         }
                     }
                     Action::HostSuffix => {
-                        if let Some(e) =
-                            addr::host_suffix_at(self, text, start, end, st.host_done, &mut cands)
-                        {
+                        if let Some(e) = addr::host_suffix_at(self, text, start, end, st.host_done, &mut cands) {
                             st.host_done = e;
                         }
                     }
@@ -441,14 +421,7 @@ impl Engine {
         cands
     }
 
-    fn secret_at(
-        &self,
-        text: &str,
-        anchor: usize,
-        i: usize,
-        st: &mut ScanState,
-        cands: &mut Vec<Cand>,
-    ) {
+    fn secret_at(&self, text: &str, anchor: usize, i: usize, st: &mut ScanState, cands: &mut Vec<Cand>) {
         let Some(Some(compiled)) = self.secrets.get(i) else {
             return;
         };
@@ -649,15 +622,9 @@ fn original_offset(segs: &[(usize, usize, usize, bool)], out_pos: usize, orig_le
     }
     let (seg_out, orig_start, orig_end, placeholder) = segs[idx - 1];
     if placeholder {
-        if out_pos == seg_out {
-            orig_start
-        } else {
-            orig_end
-        }
+        if out_pos == seg_out { orig_start } else { orig_end }
     } else {
-        (orig_start + (out_pos - seg_out))
-            .min(orig_end)
-            .min(orig_len)
+        (orig_start + (out_pos - seg_out)).min(orig_end).min(orig_len)
     }
 }
 

@@ -141,9 +141,7 @@ impl Sanitized {
 
     /// Whether the length cap cut the text.
     pub fn truncated(&self) -> bool {
-        self.findings
-            .iter()
-            .any(|f| f.category == Category::Truncated)
+        self.findings.iter().any(|f| f.category == Category::Truncated)
     }
 
     /// The findings report for the decision log and `gate sanitize --json`:

@@ -126,9 +126,7 @@ impl ReflectRules {
         if kind == InstrAnchor::RoleLine && line_start_of_marker(text, start) == usize::MAX {
             return None;
         }
-        let end = text[anchor_end..]
-            .find('\n')
-            .map_or(text.len(), |i| anchor_end + i);
+        let end = text[anchor_end..].find('\n').map_or(text.len(), |i| anchor_end + i);
         let end = if end > start && bytes[end - 1] == b'\r' {
             end - 1
         } else {
@@ -146,11 +144,7 @@ pub(crate) fn line_start_of_marker(text: &str, start: usize) -> usize {
     while i > 0 && start - i < 32 && matches!(bytes[i - 1], b' ' | b'\t') {
         i -= 1;
     }
-    if i == 0 || bytes[i - 1] == b'\n' {
-        i
-    } else {
-        usize::MAX
-    }
+    if i == 0 || bytes[i - 1] == b'\n' { i } else { usize::MAX }
 }
 
 /// Adds a candidate for every occurrence of an echo at least `min_chars`

@@ -79,11 +79,7 @@ fn is_azure_prefix(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'~' | b'.')
 }
 
-const fn r(
-    kind: &'static str,
-    anchors: &'static [&'static str],
-    pattern: &'static str,
-) -> SecretRule {
+const fn r(kind: &'static str, anchors: &'static [&'static str], pattern: &'static str) -> SecretRule {
     SecretRule {
         kind,
         anchors,
@@ -115,8 +111,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r(
         "aws-access-key-id",
         &[
-            "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA",
-            "ASCA",
+            "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA",
         ],
         r"((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16})\b",
     ),
@@ -197,11 +192,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         &["ghu_", "ghs_"],
         r"((?:ghu|ghs)_[A-Za-z0-9]{36})\b",
     ),
-    r(
-        "github-refresh-token",
-        &["ghr_"],
-        r"(ghr_[A-Za-z0-9]{36})\b",
-    ),
+    r("github-refresh-token", &["ghr_"], r"(ghr_[A-Za-z0-9]{36})\b"),
     r(
         "github-fine-grained-pat",
         &["github_pat_"],
@@ -212,11 +203,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         &["glpat-"],
         concat!(r"(glpat-[A-Za-z0-9_\-]{20,64})", end_dash!()),
     ),
-    r(
-        "gitlab-pipeline-trigger-token",
-        &["glptt-"],
-        r"(glptt-[0-9a-f]{40})\b",
-    ),
+    r("gitlab-pipeline-trigger-token", &["glptt-"], r"(glptt-[0-9a-f]{40})\b"),
     r(
         "gitlab-runner-token",
         &["glrt-"],
@@ -241,16 +228,9 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r(
         "pypi-token",
         &["pypi-AgEIcHlwaS5vcmc"],
-        concat!(
-            r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,1024})",
-            end_dash!()
-        ),
+        concat!(r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,1024})", end_dash!()),
     ),
-    r(
-        "rubygems-api-key",
-        &["rubygems_"],
-        r"(rubygems_[a-f0-9]{48})\b",
-    ),
+    r("rubygems-api-key", &["rubygems_"], r"(rubygems_[a-f0-9]{48})\b"),
     r(
         "docker-hub-pat",
         &["dckr_pat_"],
@@ -267,11 +247,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         &["rk_live_", "rk_test_"],
         r"(rk_(?:live|test)_[0-9a-zA-Z]{24,99})\b",
     ),
-    r(
-        "stripe-webhook-secret",
-        &["whsec_"],
-        r"(whsec_[0-9a-zA-Z]{32,64})\b",
-    ),
+    r("stripe-webhook-secret", &["whsec_"], r"(whsec_[0-9a-zA-Z]{32,64})\b"),
     r(
         "slack-bot-token",
         &["xoxb-"],
@@ -280,10 +256,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r(
         "slack-user-token",
         &["xoxp-", "xoxe-"],
-        concat!(
-            r"(xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9\-]{28,34})",
-            end_dash!()
-        ),
+        concat!(r"(xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9\-]{28,34})", end_dash!()),
     ),
     r(
         "slack-app-token",
@@ -303,11 +276,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     ),
     r("mailgun-api-key", &["key-"], r"(key-[0-9a-f]{32})\b"),
     back(
-        r(
-            "mailchimp-api-key",
-            &["-us"],
-            r"([0-9a-f]{32}-us[0-9]{1,2})\b",
-        ),
+        r("mailchimp-api-key", &["-us"], r"([0-9a-f]{32}-us[0-9]{1,2})\b"),
         Back::Class(is_hex, 32, 32),
     ),
     r(
@@ -335,10 +304,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r(
         "square-access-token",
         &["sq0atp-", "EAAA"],
-        concat!(
-            r"((?:sq0atp-[0-9A-Za-z_\-]{22}|EAAA[A-Za-z0-9_\-]{60}))",
-            end_dash!()
-        ),
+        concat!(r"((?:sq0atp-[0-9A-Za-z_\-]{22}|EAAA[A-Za-z0-9_\-]{60}))", end_dash!()),
     ),
     r(
         "square-oauth-secret",
@@ -355,18 +321,11 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         &["dop_v1_", "doo_v1_", "dor_v1_"],
         r"(do[por]_v1_[a-f0-9]{64})\b",
     ),
-    r(
-        "linear-api-key",
-        &["lin_api_"],
-        r"(lin_api_[a-zA-Z0-9]{40})\b",
-    ),
+    r("linear-api-key", &["lin_api_"], r"(lin_api_[a-zA-Z0-9]{40})\b"),
     inner(r(
         "discord-webhook-url",
         &["/api/webhooks/"],
-        concat!(
-            r"/api/webhooks/[0-9]{16,20}/([A-Za-z0-9_\-]{60,68})",
-            end_dash!()
-        ),
+        concat!(r"/api/webhooks/[0-9]{16,20}/([A-Za-z0-9_\-]{60,68})", end_dash!()),
     )),
     back(
         r(
@@ -400,10 +359,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         r(
             "terraform-cloud-token",
             &[".atlasv1."],
-            concat!(
-                r"([a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70})",
-                r"(?:[^a-z0-9\-_=]|$)"
-            ),
+            concat!(r"([a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70})", r"(?:[^a-z0-9\-_=]|$)"),
         ),
         Back::Class(is_lower_alnum, 14, 14),
     ),
@@ -413,21 +369,13 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         r"(dp\.(?:pt|st|sa)\.[a-zA-Z0-9]{40,44})\b",
     ),
     r("pulumi-token", &["pul-"], r"(pul-[a-f0-9]{40})\b"),
-    r(
-        "postman-api-key",
-        &["PMAK-"],
-        r"(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b",
-    ),
+    r("postman-api-key", &["PMAK-"], r"(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b"),
     r(
         "age-secret-key",
         &["AGE-SECRET-KEY-1"],
         r"(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b",
     ),
-    r(
-        "databricks-token",
-        &["dapi"],
-        r"(dapi[a-f0-9]{32}(?:-[0-9]+)?)\b",
-    ),
+    r("databricks-token", &["dapi"], r"(dapi[a-f0-9]{32}(?:-[0-9]+)?)\b"),
     r(
         "brevo-api-key",
         &["xkeysib-"],

@@ -103,11 +103,7 @@ impl StackRules {
             // keep `thread 'main' panicked at 'msg', ` and drop the
             // location.
             if let Some(loc) = c.get(1) {
-                cands.push(cand(
-                    ls + loc.start()..ls + loc.end(),
-                    KIND_STACK,
-                    Category::StackTrace,
-                ));
+                cands.push(cand(ls + loc.start()..ls + loc.end(), KIND_STACK, Category::StackTrace));
             }
             return next;
         }

@@ -20,13 +20,7 @@ const PEM_MIN_BODY: usize = 16;
 /// the block's end is a binary search rather than a scan. Without an END
 /// the key was cut off: the header line's remainder and following lines
 /// of base64 are taken instead.
-pub(crate) fn pem_at(
-    text: &str,
-    start: usize,
-    ends: &[usize],
-    header: &Regex,
-    footer: &Regex,
-) -> Option<Cand> {
+pub(crate) fn pem_at(text: &str, start: usize, ends: &[usize], header: &Regex, footer: &Regex) -> Option<Cand> {
     let window = crate::engine::floor_boundary(text, start + 128);
     let h = header.find(&text[start..window])?;
     let body_start = start + h.end();

@@ -20,10 +20,7 @@ fn smoke() {
         println!(
             "{t:?}\n => {:?}\n    {:?}",
             o.text,
-            o.findings
-                .iter()
-                .map(|f| (&f.kind, &f.range))
-                .collect::<Vec<_>>()
+            o.findings.iter().map(|f| (&f.kind, &f.range)).collect::<Vec<_>>()
         );
         assert_eq!(s.sanitize(&o.text).text, o.text);
     }
