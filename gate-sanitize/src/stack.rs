@@ -30,6 +30,8 @@ pub(crate) const ANCHORS: &[&str] = &[
     "goroutine ",
     "stack trace:",
     "\tfrom ",
+    "eval at ",
+    "#0 ",
 ];
 
 /// Lines that can start a trace.
@@ -37,7 +39,8 @@ const START: &[&str] = &[
     r"^Traceback \(most recent call last\):",
     r#"^[\t ]+File "[^"]*", line \d+"#,
     r"^[\t ]+(?:eval )?at \S.*(?:\(|:\d|(?-u:\b)in(?-u:\b)|\)$)",
-    r"^[\t ]*(?:from )?\S+\.rb:\d+:in ",
+    r"^[\t ]+\S.*\.rb:\d+:in ",
+    r"^#0\s+\S",
     r"^stack backtrace:",
     r"^thread '[^']*' panicked at \S+:\d+:\d+:\s*$",
     r"^note: (?:run with `RUST_BACKTRACE|Some details are omitted)",
@@ -57,6 +60,7 @@ const CONTINUE: &[&str] = &[
     r"^\S+\(.*\)\s*$",
     r"^\[signal ",
     r"^\{main\}",
+    r"^<asynchronous suspension>",
 ];
 
 /// Compiled line classifiers.
