@@ -1,0 +1,746 @@
+//! The [`Ledger`] trait and the state machine every store shares.
+//!
+//! The state machine is written once, in [`Core`], on top of a few primitive
+//! operations a store must provide atomically ([`Backend`]): insert-if-absent,
+//! load, and conditional writes that compare `(state, attempt, owner)` before
+//! changing anything. Keeping the decisions in one place is what lets one
+//! conformance suite stand for all three stores: a store can only get the
+//! atomicity of its primitives wrong, not the policy.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::decision::{DecisionQuery, DecisionRecord, DecisionReport};
+use crate::error::LedgerError;
+use crate::keys::validate_key;
+use crate::record::{
+    Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
+    SweepReport,
+};
+use crate::time::{Clock, Timestamp};
+
+/// A boxed, `Send` future: what [`Ledger`] methods return, so the trait can be
+/// used as `Arc<dyn Ledger>`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which store a ledger writes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    /// In-process memory; lost on exit. For tests and single-shot tools.
+    Memory,
+    /// An SQLite file (the embedded default).
+    Sqlite,
+    /// A PostgreSQL database shared by many workers.
+    Postgres,
+}
+
+/// The durable intent ledger.
+///
+/// # How the runtime uses it
+///
+/// ```text
+/// match ledger.claim(&req).await? {
+///     Claim::Replay { outcome, .. }  => return the stored outcome, do not run the tool
+///     Claim::OutcomeUnknown(record)  => Fail with a report; never run the tool
+///     Claim::Acquired(lease) => {
+///         let lease = ledger.dispatch(&lease).await?;   // committed before the call
+///         match tool.call().await {
+///             Ok(v)                 => ledger.finish(&lease, Finish::Succeeded(v)).await?,
+///             Err(definitive)       => ledger.finish(&lease, Finish::FailedPermanent{..}).await?,
+///             Err(no_effect)        => ledger.finish(&lease, Finish::FailedRetryable{..}).await?,
+///             Err(timeout | reset)  => ledger.finish(&lease, Finish::OutcomeUnknown{..}).await?,
+///         };
+///     }
+/// }
+/// ```
+///
+/// Errors: `is_key_reused()` → reject the call (422); `is_in_progress()` → wait
+/// and claim again (409, not a repair); `is_unavailable()` → fail closed, the
+/// tool is not run; `is_stale()` on a write → this worker lost its lease, the
+/// record was not changed by it. A worker that decides not to dispatch after all
+/// (budget refused, shutdown) calls [`Ledger::release`].
+///
+/// Every transition reads the ledger's [`Clock`] once; maintenance calls
+/// ([`Ledger::sweep_expired_leases`], [`Ledger::purge_expired`]) take the time
+/// explicitly so a job can run them "as of" a given moment.
+pub trait Ledger: Send + Sync + fmt::Debug {
+    /// Which store this is.
+    fn store(&self) -> StoreKind;
+
+    /// The ledger clock's current time.
+    fn now(&self) -> Timestamp;
+
+    /// How long finished records are kept.
+    fn retention(&self) -> Duration;
+
+    /// Claims `req.key` for `req.user` (see [`Claim`] for the answers).
+    ///
+    /// Errors: invalid key or input; key reused with another fingerprint or tool;
+    /// in progress under a live lease; store unavailable.
+    fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Result<Claim, LedgerError>>;
+
+    /// Claimed → Dispatched: writes and commits `dispatched_at` and extends the
+    /// lease by its ttl. Call it immediately before running the tool; when it
+    /// returns `Ok` the marker is durable. Refused (stale) if the lease expired.
+    fn dispatch<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Lease, LedgerError>>;
+
+    /// Extends a held lease by its ttl (a heartbeat for long calls).
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Lease, LedgerError>>;
+
+    /// Dispatched → the state named by `how` (FailedRetryable also from Claimed).
+    /// Returns the updated record.
+    fn finish<'a>(&'a self, lease: &'a Lease, how: Finish) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>>;
+
+    /// Gives up a claim that was never dispatched: a first attempt is removed
+    /// (nothing happened, so a corrected call may use the key), a later attempt
+    /// goes back to FailedRetryable. Dispatched records cannot be released.
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LedgerError>>;
+
+    /// The record of `key` for `user`.
+    fn get<'a>(&'a self, user: &'a str, key: &'a str) -> BoxFuture<'a, Result<Option<LedgerRecord>, LedgerError>>;
+
+    /// Every record with `key`, whatever the user (for `gate reconcile show KEY`).
+    fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
+
+    /// Records that need a human: `OutcomeUnknown`, oldest dispatch first.
+    fn list_unresolved<'a>(&'a self, limit: u32) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
+
+    /// Resolves an `OutcomeUnknown` record. Resolving again with the same
+    /// resolution is a no-op returning the record; with a different one it is a
+    /// reconcile conflict. `NotExecuted` lets a new claim run the call again.
+    fn resolve<'a>(&'a self, req: &'a ResolveRequest) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>>;
+
+    /// Recovery sweep: every in-flight record whose lease expired at `now`
+    /// (at most `limit` of them, oldest expiry first) moves on: dispatched
+    /// records of non-idempotent tools become `OutcomeUnknown`; never-dispatched
+    /// records and idempotent ones become `FailedRetryable`. On PostgreSQL the
+    /// batch is selected `FOR UPDATE SKIP LOCKED`, so concurrent sweepers split
+    /// the work.
+    fn sweep_expired_leases<'a>(
+        &'a self,
+        now: Timestamp,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<SweepReport, LedgerError>>;
+
+    /// Deletes finished records whose retention ran out at `now`; returns how
+    /// many. `OutcomeUnknown` and in-flight records are never purged.
+    fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Result<u64, LedgerError>>;
+
+    /// Appends one decision to the log.
+    fn append_decision<'a>(&'a self, decision: &'a DecisionRecord) -> BoxFuture<'a, Result<(), LedgerError>>;
+
+    /// Decision records matching `query`, oldest first.
+    fn list_decisions<'a>(
+        &'a self,
+        query: &'a DecisionQuery,
+    ) -> BoxFuture<'a, Result<Vec<DecisionRecord>, LedgerError>>;
+
+    /// The `gate report` summary of the records matching `query`.
+    fn report<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Result<DecisionReport, LedgerError>> {
+        Box::pin(async move {
+            let records = self.list_decisions(query).await?;
+            Ok(DecisionReport::from_records(&records))
+        })
+    }
+
+    /// `finish(lease, Finish::Succeeded(value))`.
+    fn complete<'a>(&'a self, lease: &'a Lease, value: Value) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>> {
+        self.finish(lease, Finish::Succeeded(value))
+    }
+
+    /// `finish(lease, Finish::FailedPermanent { body, error })`.
+    fn fail<'a>(
+        &'a self,
+        lease: &'a Lease,
+        body: Value,
+        error: String,
+    ) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>> {
+        self.finish(lease, Finish::FailedPermanent { body, error })
+    }
+
+    /// `finish(lease, Finish::OutcomeUnknown { error })`.
+    fn mark_unknown<'a>(&'a self, lease: &'a Lease, error: String) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>> {
+        self.finish(lease, Finish::OutcomeUnknown { error })
+    }
+
+    /// Closes the store's connections; later calls fail as unavailable.
+    fn close<'a>(&'a self) -> BoxFuture<'a, ()>;
+}
+
+/// What a conditional full-row write expects to find.
+#[derive(Clone, Debug)]
+pub(crate) struct Expect<'a> {
+    pub user: &'a str,
+    pub key: &'a str,
+    pub state: State,
+    pub attempt: i64,
+    pub owner: Option<&'a str>,
+}
+
+impl<'a> Expect<'a> {
+    fn of(r: &'a LedgerRecord) -> Self {
+        Expect {
+            user: &r.user,
+            key: &r.key,
+            state: r.state,
+            attempt: r.attempt,
+            owner: r.owner.as_deref(),
+        }
+    }
+}
+
+/// A lease-checked partial update; the store applies it only if the record's
+/// `(attempt, owner)` match and its state is allowed, and returns the new row.
+#[derive(Clone, Debug)]
+pub(crate) struct Update<'a> {
+    pub user: &'a str,
+    pub key: &'a str,
+    pub attempt: i64,
+    pub owner: &'a str,
+    pub now: Timestamp,
+    pub change: Change,
+}
+
+/// The three lease-holder writes.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    /// Claimed (live lease) → Dispatched.
+    Dispatch { lease_until: Timestamp },
+    /// Claimed (live) or Dispatched: extend the lease.
+    Renew { lease_until: Timestamp },
+    /// Dispatched (or Claimed when `from_claimed`) → `to`.
+    Finish {
+        to: State,
+        from_claimed: bool,
+        expires_at: Option<Timestamp>,
+        outcome: Option<String>,
+        outcome_is_error: Option<bool>,
+        error: Option<String>,
+    },
+}
+
+type Res<T> = Result<T, LedgerError>;
+
+/// The primitive, individually atomic operations a store provides.
+pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
+    /// Inserts `r` unless `(user, key)` exists; true if inserted.
+    fn insert(&self, r: &LedgerRecord) -> impl Future<Output = Res<bool>> + Send;
+    fn load(&self, user: &str, key: &str) -> impl Future<Output = Res<Option<LedgerRecord>>> + Send;
+    fn find(&self, key: &str) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
+    /// Replaces the whole row if it still matches `expect`; true if replaced.
+    fn replace(&self, expect: &Expect<'_>, new: &LedgerRecord) -> impl Future<Output = Res<bool>> + Send;
+    fn update(&self, u: &Update<'_>) -> impl Future<Output = Res<Option<LedgerRecord>>> + Send;
+    /// Deletes the row if it still matches `expect`.
+    fn delete(&self, expect: &Expect<'_>) -> impl Future<Output = Res<bool>> + Send;
+    fn sweep(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        retain_until: Timestamp,
+    ) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
+    fn purge(&self, now: Timestamp) -> impl Future<Output = Res<u64>> + Send;
+    fn list_state(&self, state: State, limit: u32) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
+    fn append_decision(&self, d: &DecisionRecord) -> impl Future<Output = Res<()>> + Send;
+    fn list_decisions(&self, q: &DecisionQuery) -> impl Future<Output = Res<Vec<DecisionRecord>>> + Send;
+    fn close(&self) -> impl Future<Output = ()> + Send;
+}
+
+/// The state machine over a [`Backend`].
+#[derive(Debug)]
+pub(crate) struct Core<B> {
+    pub backend: B,
+    pub clock: Arc<dyn Clock>,
+    pub retention: Duration,
+    pub kind: StoreKind,
+}
+
+/// Optimistic writes lose only to a concurrent writer that made progress, so a
+/// handful of rounds always suffices in practice; the bound keeps a store that
+/// misbehaves from spinning forever.
+const MAX_CAS_ROUNDS: usize = 64;
+
+fn new_owner() -> String {
+    hex::encode(rand::random::<[u8; 16]>())
+}
+
+fn check_request(req: &ClaimRequest) -> Res<()> {
+    validate_key(&req.key)?;
+    for (name, v) in [
+        ("user", &req.user),
+        ("task id", &req.task_id),
+        ("tool", &req.tool),
+        ("fingerprint", &req.fingerprint),
+    ] {
+        if v.is_empty() {
+            return Err(LedgerError::invalid_input(format!("the {name} is empty")));
+        }
+        if v.len() > 1024 {
+            return Err(LedgerError::invalid_input(format!(
+                "the {name} is longer than 1024 bytes"
+            )));
+        }
+    }
+    if req.lease.is_zero() {
+        return Err(LedgerError::invalid_input("the lease duration is zero"));
+    }
+    Ok(())
+}
+
+fn lease_of(r: &LedgerRecord, ttl: Duration) -> Lease {
+    Lease {
+        user: r.user.clone(),
+        key: r.key.clone(),
+        attempt: r.attempt,
+        owner: r.owner.clone().unwrap_or_default(),
+        ttl,
+        expires_at: r.lease_expires_at.unwrap_or_default(),
+    }
+}
+
+fn fresh_claim(req: &ClaimRequest, attempt: i64, now: Timestamp) -> LedgerRecord {
+    LedgerRecord {
+        user: req.user.clone(),
+        key: req.key.clone(),
+        fingerprint: req.fingerprint.clone(),
+        task_id: req.task_id.clone(),
+        tool: req.tool.clone(),
+        idempotent: req.idempotent,
+        state: State::Claimed,
+        attempt,
+        owner: Some(new_owner()),
+        lease_expires_at: Some(now.add(req.lease)),
+        claimed_at: now,
+        dispatched_at: None,
+        finished_at: None,
+        expires_at: None,
+        outcome: None,
+        error: None,
+        reconciliation: None,
+        updated_at: now,
+    }
+}
+
+/// A takeover keeps the record's identity and history (reconciliation, last
+/// error) and starts a new attempt with a new owner.
+fn takeover(cur: &LedgerRecord, req: &ClaimRequest, now: Timestamp) -> LedgerRecord {
+    LedgerRecord {
+        state: State::Claimed,
+        attempt: cur.attempt + 1,
+        owner: Some(new_owner()),
+        lease_expires_at: Some(now.add(req.lease)),
+        claimed_at: now,
+        dispatched_at: None,
+        finished_at: None,
+        expires_at: None,
+        outcome: None,
+        task_id: req.task_id.clone(),
+        updated_at: now,
+        ..cur.clone()
+    }
+}
+
+impl<B: Backend> Core<B> {
+    async fn claim_impl(&self, req: &ClaimRequest) -> Res<Claim> {
+        check_request(req)?;
+        let now = self.clock.now();
+        let fresh = fresh_claim(req, 1, now);
+        for _ in 0..MAX_CAS_ROUNDS {
+            if self.backend.insert(&fresh).await? {
+                return Ok(Claim::Acquired(lease_of(&fresh, req.lease)));
+            }
+            let Some(cur) = self.backend.load(&req.user, &req.key).await? else {
+                // Purged or released between our insert and load: insert again.
+                continue;
+            };
+            if cur.is_expired(now) {
+                // Past retention the key is free again (Stripe: a reused key after
+                // pruning is a new request); the attempt keeps counting up so old
+                // leases can never match the new record.
+                let mut new = fresh_claim(req, cur.attempt + 1, now);
+                new.reconciliation = None;
+                if self.backend.replace(&Expect::of(&cur), &new).await? {
+                    return Ok(Claim::Acquired(lease_of(&new, req.lease)));
+                }
+                continue;
+            }
+            if cur.fingerprint != req.fingerprint {
+                return Err(LedgerError::key_reused(format!(
+                    "intent key {} was already used with different arguments",
+                    req.key
+                )));
+            }
+            if cur.tool != req.tool {
+                return Err(LedgerError::key_reused(format!(
+                    "intent key {} was already used with tool {:?}, not {:?}",
+                    req.key, cur.tool, req.tool
+                )));
+            }
+            if cur.state.is_finished() {
+                if let Some(outcome) = cur.replay_outcome() {
+                    return Ok(Claim::Replay {
+                        outcome,
+                        state: cur.state,
+                    });
+                }
+                return Err(LedgerError::corrupt(format!(
+                    "finished record {} has no stored outcome",
+                    req.key
+                )));
+            }
+            match cur.state {
+                State::OutcomeUnknown => return Ok(Claim::OutcomeUnknown(Box::new(cur))),
+                State::Claimed | State::Dispatched if cur.lease_live(now) => {
+                    return Err(LedgerError::in_progress(format!(
+                        "intent key {} is being executed (attempt {})",
+                        req.key, cur.attempt
+                    )));
+                }
+                State::Dispatched if !cur.idempotent => {
+                    // The lease ran out after dispatch: the call may have happened,
+                    // so it must never run again automatically.
+                    let unknown = LedgerRecord {
+                        state: State::OutcomeUnknown,
+                        lease_expires_at: None,
+                        finished_at: Some(now),
+                        error: Some("the lease expired while the call was dispatched".into()),
+                        updated_at: now,
+                        ..cur.clone()
+                    };
+                    if self.backend.replace(&Expect::of(&cur), &unknown).await? {
+                        return Ok(Claim::OutcomeUnknown(Box::new(unknown)));
+                    }
+                    continue;
+                }
+                _ => {
+                    // Expired Claimed (nothing sent), expired Dispatched of an
+                    // idempotent tool, FailedRetryable, Reconciled(NotExecuted).
+                    let new = takeover(&cur, req, now);
+                    if self.backend.replace(&Expect::of(&cur), &new).await? {
+                        return Ok(Claim::Acquired(lease_of(&new, req.lease)));
+                    }
+                    continue;
+                }
+            }
+        }
+        Err(LedgerError::in_progress(format!(
+            "intent key {} is contended; claim again",
+            req.key
+        )))
+    }
+
+    /// Explains why a lease-checked write did not apply.
+    async fn refusal(&self, lease: &Lease, what: &str, needs: &[State]) -> LedgerError {
+        match self.backend.load(&lease.user, &lease.key).await {
+            Err(e) => e,
+            Ok(None) => LedgerError::not_found(format!("no record for intent key {}", lease.key)),
+            Ok(Some(cur)) => {
+                if cur.attempt != lease.attempt || cur.owner.as_deref() != Some(lease.owner.as_str()) {
+                    LedgerError::stale(format!(
+                        "cannot {what} {}: attempt {} was superseded by attempt {}",
+                        lease.key, lease.attempt, cur.attempt
+                    ))
+                } else if cur.state.is_in_flight() && needs.contains(&cur.state) {
+                    LedgerError::stale(format!(
+                        "cannot {what} {}: the lease expired at {}",
+                        lease.key,
+                        cur.lease_expires_at.unwrap_or_default()
+                    ))
+                } else if cur.state.is_in_flight() {
+                    LedgerError::invalid_transition(format!(
+                        "cannot {what} {}: it is {}, not {}",
+                        lease.key,
+                        cur.state,
+                        needs.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ")
+                    ))
+                } else {
+                    LedgerError::stale(format!(
+                        "cannot {what} {}: the record already moved on to {}",
+                        lease.key, cur.state
+                    ))
+                }
+            }
+        }
+    }
+
+    async fn dispatch_impl(&self, lease: &Lease) -> Res<Lease> {
+        let now = self.clock.now();
+        let lease_until = now.add(lease.ttl);
+        let u = Update {
+            user: &lease.user,
+            key: &lease.key,
+            attempt: lease.attempt,
+            owner: &lease.owner,
+            now,
+            change: Change::Dispatch { lease_until },
+        };
+        match self.backend.update(&u).await? {
+            Some(r) => Ok(lease_of(&r, lease.ttl)),
+            None => Err(self.refusal(lease, "dispatch", &[State::Claimed]).await),
+        }
+    }
+
+    async fn renew_impl(&self, lease: &Lease) -> Res<Lease> {
+        let now = self.clock.now();
+        let u = Update {
+            user: &lease.user,
+            key: &lease.key,
+            attempt: lease.attempt,
+            owner: &lease.owner,
+            now,
+            change: Change::Renew {
+                lease_until: now.add(lease.ttl),
+            },
+        };
+        match self.backend.update(&u).await? {
+            Some(r) => Ok(lease_of(&r, lease.ttl)),
+            None => Err(self.refusal(lease, "renew", &[State::Claimed, State::Dispatched]).await),
+        }
+    }
+
+    async fn finish_impl(&self, lease: &Lease, how: Finish) -> Res<LedgerRecord> {
+        let now = self.clock.now();
+        let to = how.target();
+        let retain = Some(now.add(self.retention));
+        let (expires_at, outcome, error) = match how {
+            Finish::Succeeded(v) => (
+                retain,
+                Some(Outcome {
+                    value: v,
+                    is_error: false,
+                }),
+                None,
+            ),
+            Finish::FailedPermanent { body, error } => (
+                retain,
+                Some(Outcome {
+                    value: body,
+                    is_error: true,
+                }),
+                Some(error),
+            ),
+            Finish::FailedRetryable { error } => (retain, None, Some(error)),
+            Finish::OutcomeUnknown { error } => (None, None, Some(error)),
+        };
+        let (outcome_text, outcome_is_error) = match &outcome {
+            Some(o) => (
+                Some(
+                    serde_json::to_string(&o.value)
+                        .map_err(|e| LedgerError::invalid_input(format!("the outcome is not serialisable: {e}")))?,
+                ),
+                Some(o.is_error),
+            ),
+            None => (None, None),
+        };
+        let from_claimed = to == State::FailedRetryable;
+        let u = Update {
+            user: &lease.user,
+            key: &lease.key,
+            attempt: lease.attempt,
+            owner: &lease.owner,
+            now,
+            change: Change::Finish {
+                to,
+                from_claimed,
+                expires_at,
+                outcome: outcome_text,
+                outcome_is_error,
+                error,
+            },
+        };
+        match self.backend.update(&u).await? {
+            Some(r) => Ok(r),
+            None => {
+                let needs: &[State] = if from_claimed {
+                    &[State::Claimed, State::Dispatched]
+                } else {
+                    &[State::Dispatched]
+                };
+                Err(self.refusal(lease, &format!("mark as {to}"), needs).await)
+            }
+        }
+    }
+
+    async fn release_impl(&self, lease: &Lease) -> Res<()> {
+        let now = self.clock.now();
+        let Some(cur) = self.backend.load(&lease.user, &lease.key).await? else {
+            return Err(LedgerError::not_found(format!(
+                "no record for intent key {}",
+                lease.key
+            )));
+        };
+        if cur.attempt != lease.attempt || cur.owner.as_deref() != Some(lease.owner.as_str()) {
+            return Err(LedgerError::stale(format!(
+                "cannot release {}: attempt {} was superseded by attempt {}",
+                lease.key, lease.attempt, cur.attempt
+            )));
+        }
+        if cur.state != State::Claimed {
+            return Err(LedgerError::invalid_transition(format!(
+                "cannot release {}: it is {}, only a claimed record can be released",
+                lease.key, cur.state
+            )));
+        }
+        let done = if cur.attempt == 1 && cur.reconciliation.is_none() {
+            self.backend.delete(&Expect::of(&cur)).await?
+        } else {
+            let back = LedgerRecord {
+                state: State::FailedRetryable,
+                lease_expires_at: None,
+                finished_at: Some(now),
+                expires_at: Some(now.add(self.retention)),
+                error: Some("released before dispatch".into()),
+                updated_at: now,
+                ..cur.clone()
+            };
+            self.backend.replace(&Expect::of(&cur), &back).await?
+        };
+        if done {
+            Ok(())
+        } else {
+            Err(LedgerError::stale(format!(
+                "cannot release {}: the record changed concurrently",
+                lease.key
+            )))
+        }
+    }
+
+    async fn resolve_impl(&self, req: &ResolveRequest) -> Res<LedgerRecord> {
+        for _ in 0..MAX_CAS_ROUNDS {
+            let now = self.clock.now();
+            let mut found = self.backend.find(&req.key).await?;
+            if let Some(u) = &req.user {
+                found.retain(|r| &r.user == u);
+            }
+            let cur = match found.len() {
+                0 => {
+                    return Err(LedgerError::not_found(format!("no record for intent key {}", req.key)));
+                }
+                1 => found.remove(0),
+                n => {
+                    return Err(LedgerError::ambiguous(format!(
+                        "{n} users have a record with intent key {}; name the user",
+                        req.key
+                    )));
+                }
+            };
+            if let Some(prev) = &cur.reconciliation
+                && cur.state != State::OutcomeUnknown
+            {
+                if prev.resolution == req.resolution {
+                    return Ok(cur);
+                }
+                return Err(LedgerError::reconcile_conflict(format!(
+                    "intent key {} was already resolved as {}",
+                    req.key, prev.resolution
+                )));
+            }
+            if cur.state != State::OutcomeUnknown {
+                return Err(LedgerError::invalid_transition(format!(
+                    "intent key {} is {}; only outcome_unknown records are resolved",
+                    req.key, cur.state
+                )));
+            }
+            let outcome = match (req.resolution, &req.value) {
+                (Resolution::NotExecuted, _) | (_, None) => None,
+                (r, Some(v)) => Some(Outcome {
+                    value: v.clone(),
+                    is_error: r == Resolution::FailedPermanent,
+                }),
+            };
+            let new = LedgerRecord {
+                state: State::Reconciled(req.resolution),
+                outcome,
+                reconciliation: Some(Reconciliation {
+                    resolution: req.resolution,
+                    note: req.note.clone(),
+                    at: now,
+                }),
+                finished_at: Some(now),
+                expires_at: Some(now.add(self.retention)),
+                updated_at: now,
+                ..cur.clone()
+            };
+            if self.backend.replace(&Expect::of(&cur), &new).await? {
+                return Ok(new);
+            }
+        }
+        Err(LedgerError::reconcile_conflict(format!(
+            "intent key {} kept changing while being resolved",
+            req.key
+        )))
+    }
+
+    async fn sweep_impl(&self, now: Timestamp, limit: u32) -> Res<SweepReport> {
+        let swept = self.backend.sweep(now, limit, now.add(self.retention)).await?;
+        let mut report = SweepReport::default();
+        for r in swept {
+            if r.state == State::OutcomeUnknown {
+                tracing::warn!(key = %r.key, user = %r.user, tool = %r.tool,
+                    "lease expired while dispatched: outcome unknown, needs reconciliation");
+                report.marked_unknown.push(r);
+            } else {
+                report.released.push(r);
+            }
+        }
+        Ok(report)
+    }
+}
+
+impl<B: Backend> Ledger for Core<B> {
+    fn store(&self) -> StoreKind {
+        self.kind
+    }
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+    fn retention(&self) -> Duration {
+        self.retention
+    }
+    fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Res<Claim>> {
+        Box::pin(self.claim_impl(req))
+    }
+    fn dispatch<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Res<Lease>> {
+        Box::pin(self.dispatch_impl(lease))
+    }
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Res<Lease>> {
+        Box::pin(self.renew_impl(lease))
+    }
+    fn finish<'a>(&'a self, lease: &'a Lease, how: Finish) -> BoxFuture<'a, Res<LedgerRecord>> {
+        Box::pin(self.finish_impl(lease, how))
+    }
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Res<()>> {
+        Box::pin(self.release_impl(lease))
+    }
+    fn get<'a>(&'a self, user: &'a str, key: &'a str) -> BoxFuture<'a, Res<Option<LedgerRecord>>> {
+        Box::pin(self.backend.load(user, key))
+    }
+    fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Res<Vec<LedgerRecord>>> {
+        Box::pin(self.backend.find(key))
+    }
+    fn list_unresolved<'a>(&'a self, limit: u32) -> BoxFuture<'a, Res<Vec<LedgerRecord>>> {
+        Box::pin(self.backend.list_state(State::OutcomeUnknown, limit))
+    }
+    fn resolve<'a>(&'a self, req: &'a ResolveRequest) -> BoxFuture<'a, Res<LedgerRecord>> {
+        Box::pin(self.resolve_impl(req))
+    }
+    fn sweep_expired_leases<'a>(&'a self, now: Timestamp, limit: u32) -> BoxFuture<'a, Res<SweepReport>> {
+        Box::pin(self.sweep_impl(now, limit))
+    }
+    fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Res<u64>> {
+        Box::pin(self.backend.purge(now))
+    }
+    fn append_decision<'a>(&'a self, decision: &'a DecisionRecord) -> BoxFuture<'a, Res<()>> {
+        Box::pin(self.backend.append_decision(decision))
+    }
+    fn list_decisions<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Res<Vec<DecisionRecord>>> {
+        Box::pin(self.backend.list_decisions(query))
+    }
+    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
+        Box::pin(self.backend.close())
+    }
+}

@@ -1,0 +1,190 @@
+//! gate's intent ledger: claims, dispatches and outcomes of side-effecting tool
+//! calls in memory, SQLite or PostgreSQL.
+//!
+//! A charge that timed out may have happened. The agent must not charge again,
+//! and a person must be able to find out and finish the job. That takes a
+//! record written before the call and kept until someone resolves it: this
+//! crate is that record. It provides
+//!
+//! * intent keys and fingerprints ([`fingerprint`], [`minted_intent_key`],
+//!   [`derived_intent_key`]);
+//! * the [`Ledger`] trait: claim → dispatch → finish, with leases, fencing
+//!   (compare-and-set on state and attempt), replay of finished outcomes,
+//!   `KeyReused` and `InProgress`, retention, a recovery sweep, and
+//!   reconciliation for records whose outcome is unknown;
+//! * three stores chosen by URL ([`open`]): `memory:`, `sqlite:gate.db` (the
+//!   embedded default: one file, WAL, `synchronous=FULL`) and `postgres://…`
+//!   (many workers on many machines);
+//! * the decision log ([`DecisionRecord`]) in the same store, and its summary
+//!   for `gate report` ([`DecisionReport`]).
+#![forbid(unsafe_code)]
+
+mod decision;
+mod error;
+mod keys;
+mod ledger;
+mod memory;
+mod record;
+mod sql;
+mod time;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use decision::{DecisionQuery, DecisionRecord, DecisionReport};
+pub use error::LedgerError;
+pub use keys::{
+    MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_json, derived_intent_key, fingerprint,
+    minted_intent_key, validate_key,
+};
+pub use ledger::{BoxFuture, Ledger, StoreKind};
+pub use record::{
+    Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
+    SweepReport,
+};
+pub use sql::{RawPool, SCHEMA_VERSION};
+pub use time::{Clock, ManualClock, SystemClock, Timestamp};
+
+use ledger::Core;
+use memory::MemoryBackend;
+use sql::{PgBackend, SqlOptions, SqliteBackend};
+
+/// How finished records are kept by default: 24 hours (Stripe's retention).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long an SQLite writer waits for the file lock by default.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Settings for [`open_with`].
+#[derive(Clone, Debug)]
+pub struct LedgerConfig {
+    /// Where "now" comes from (default: [`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
+    /// How long finished records are kept (default: [`DEFAULT_RETENTION`]).
+    pub retention: Duration,
+    /// SQLite busy timeout; also the pool acquire timeout (at least 5 s).
+    pub busy_timeout: Duration,
+    /// Pool size (default: 4 for SQLite, 16 for PostgreSQL).
+    pub max_connections: Option<u32>,
+    /// PostgreSQL only: keep the ledger's tables in this schema (created if
+    /// missing; `[a-z_][a-z0-9_]*`). Lets tests, or several gate deployments,
+    /// share one database without seeing each other's records.
+    pub pg_schema: Option<String>,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        LedgerConfig {
+            clock: Arc::new(SystemClock),
+            retention: DEFAULT_RETENTION,
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            max_connections: None,
+            pg_schema: None,
+        }
+    }
+}
+
+/// An opened store: the ledger plus, for SQL stores, access to the pool
+/// underneath (for checks, fault-injection tests and benchmarks).
+#[derive(Clone, Debug)]
+pub struct Store {
+    ledger: Arc<dyn Ledger>,
+    raw: Option<RawPool>,
+    sqlite: Option<Arc<Core<SqliteBackend>>>,
+}
+
+impl Store {
+    /// The ledger.
+    pub fn ledger(&self) -> Arc<dyn Ledger> {
+        self.ledger.clone()
+    }
+
+    /// The SQL pool, for SQL stores.
+    pub fn raw(&self) -> Option<&RawPool> {
+        self.raw.as_ref()
+    }
+
+    /// For SQLite: `PRAGMA journal_mode` and `PRAGMA synchronous` as a pooled
+    /// connection reports them (expected: `wal` and 2 = FULL).
+    pub async fn sqlite_pragmas(&self) -> Result<Option<(String, i64)>, LedgerError> {
+        match &self.sqlite {
+            Some(core) => Ok(Some(core.backend.pragmas().await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Opens the store named by `url` with default settings.
+///
+/// URLs: `memory:`; `sqlite:PATH` / `sqlite://PATH` (created on first use with
+/// its schema migrated); `postgres://…` / `postgresql://…`.
+pub async fn open(url: &str) -> Result<Arc<dyn Ledger>, LedgerError> {
+    open_with(url, &LedgerConfig::default()).await
+}
+
+/// Opens the store named by `url` with `config`.
+pub async fn open_with(url: &str, config: &LedgerConfig) -> Result<Arc<dyn Ledger>, LedgerError> {
+    Ok(open_store(url, config).await?.ledger)
+}
+
+/// Opens the store named by `url` and keeps access to its pool.
+pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
+    let opts = SqlOptions {
+        busy_timeout: config.busy_timeout,
+        max_connections: config.max_connections,
+        pg_schema: config.pg_schema.clone(),
+    };
+    let trimmed = url.trim();
+    if trimmed == "memory:" || trimmed == "memory://" {
+        let core = Core {
+            backend: MemoryBackend::default(),
+            clock: config.clock.clone(),
+            retention: config.retention,
+            kind: StoreKind::Memory,
+        };
+        return Ok(Store {
+            ledger: Arc::new(core),
+            raw: None,
+            sqlite: None,
+        });
+    }
+    if trimmed.starts_with("sqlite:") {
+        let backend = SqliteBackend::open(trimmed, &opts).await?;
+        let raw = backend.raw();
+        let core = Arc::new(Core {
+            backend,
+            clock: config.clock.clone(),
+            retention: config.retention,
+            kind: StoreKind::Sqlite,
+        });
+        return Ok(Store {
+            ledger: core.clone(),
+            raw: Some(raw),
+            sqlite: Some(core),
+        });
+    }
+    if trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://") {
+        let backend = PgBackend::open(trimmed, &opts).await?;
+        let raw = backend.raw();
+        let core = Core {
+            backend,
+            clock: config.clock.clone(),
+            retention: config.retention,
+            kind: StoreKind::Postgres,
+        };
+        return Ok(Store {
+            ledger: Arc::new(core),
+            raw: Some(raw),
+            sqlite: None,
+        });
+    }
+    Err(LedgerError::invalid_url(format!(
+        "unknown ledger store URL {url:?}; use memory:, sqlite:PATH or postgres://…"
+    )))
+}
+
+/// Drops a PostgreSQL schema created through [`LedgerConfig::pg_schema`], with
+/// everything in it. For test clean-up.
+pub async fn drop_pg_schema(url: &str, schema: &str) -> Result<(), LedgerError> {
+    PgBackend::drop_schema(url, schema).await
+}

@@ -1,0 +1,226 @@
+//! The in-process store (`memory:`): the reference implementation of the
+//! backend primitives, for tests and for runs that need no durability. Every
+//! primitive takes one mutex, which makes each of them trivially atomic.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::decision::{DecisionQuery, DecisionRecord};
+use crate::error::LedgerError;
+use crate::ledger::{Backend, Change, Expect, Update};
+use crate::record::{LedgerRecord, Outcome, State};
+use crate::time::Timestamp;
+
+#[derive(Debug, Default)]
+struct Inner {
+    records: HashMap<(String, String), LedgerRecord>,
+    decisions: Vec<DecisionRecord>,
+}
+
+/// The memory backend.
+#[derive(Debug, Default)]
+pub(crate) struct MemoryBackend {
+    inner: Mutex<Inner>,
+}
+
+type Res<T> = Result<T, LedgerError>;
+
+impl MemoryBackend {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave a record half-written
+        // (every write is a single assignment), so a poisoned lock is usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn matches(r: &LedgerRecord, e: &Expect<'_>) -> bool {
+    r.state == e.state && r.attempt == e.attempt && r.owner.as_deref() == e.owner
+}
+
+fn sorted(mut v: Vec<LedgerRecord>) -> Vec<LedgerRecord> {
+    v.sort_by(|a, b| (&a.user, &a.key).cmp(&(&b.user, &b.key)));
+    v
+}
+
+impl Backend for MemoryBackend {
+    async fn insert(&self, r: &LedgerRecord) -> Res<bool> {
+        let mut g = self.lock();
+        let k = (r.user.clone(), r.key.clone());
+        if g.records.contains_key(&k) {
+            return Ok(false);
+        }
+        g.records.insert(k, r.clone());
+        Ok(true)
+    }
+
+    async fn load(&self, user: &str, key: &str) -> Res<Option<LedgerRecord>> {
+        Ok(self.lock().records.get(&(user.to_owned(), key.to_owned())).cloned())
+    }
+
+    async fn find(&self, key: &str) -> Res<Vec<LedgerRecord>> {
+        let g = self.lock();
+        Ok(sorted(g.records.values().filter(|r| r.key == key).cloned().collect()))
+    }
+
+    async fn replace(&self, expect: &Expect<'_>, new: &LedgerRecord) -> Res<bool> {
+        let mut g = self.lock();
+        match g.records.get_mut(&(expect.user.to_owned(), expect.key.to_owned())) {
+            Some(r) if matches(r, expect) => {
+                *r = new.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn update(&self, u: &Update<'_>) -> Res<Option<LedgerRecord>> {
+        let mut g = self.lock();
+        let Some(r) = g.records.get_mut(&(u.user.to_owned(), u.key.to_owned())) else {
+            return Ok(None);
+        };
+        if r.attempt != u.attempt || r.owner.as_deref() != Some(u.owner) {
+            return Ok(None);
+        }
+        let live = r.lease_expires_at.is_some_and(|t| u.now < t);
+        match &u.change {
+            Change::Dispatch { lease_until } => {
+                if r.state != State::Claimed || !live {
+                    return Ok(None);
+                }
+                r.state = State::Dispatched;
+                r.dispatched_at = Some(u.now);
+                r.lease_expires_at = Some(*lease_until);
+            }
+            Change::Renew { lease_until } => {
+                let ok = r.state == State::Dispatched || (r.state == State::Claimed && live);
+                if !ok {
+                    return Ok(None);
+                }
+                r.lease_expires_at = Some(*lease_until);
+            }
+            Change::Finish {
+                to,
+                from_claimed,
+                expires_at,
+                outcome,
+                outcome_is_error,
+                error,
+            } => {
+                let ok = r.state == State::Dispatched || (*from_claimed && r.state == State::Claimed);
+                if !ok {
+                    return Ok(None);
+                }
+                let outcome = match (outcome, outcome_is_error) {
+                    (Some(text), Some(is_error)) => Some(Outcome {
+                        value: serde_json::from_str(text)
+                            .map_err(|e| LedgerError::corrupt(format!("stored outcome is not JSON: {e}")))?,
+                        is_error: *is_error,
+                    }),
+                    _ => None,
+                };
+                r.state = *to;
+                r.finished_at = Some(u.now);
+                r.expires_at = *expires_at;
+                r.outcome = outcome;
+                r.error = error.clone();
+                r.lease_expires_at = None;
+            }
+        }
+        r.updated_at = u.now;
+        Ok(Some(r.clone()))
+    }
+
+    async fn delete(&self, expect: &Expect<'_>) -> Res<bool> {
+        let mut g = self.lock();
+        let k = (expect.user.to_owned(), expect.key.to_owned());
+        match g.records.get(&k) {
+            Some(r) if matches(r, expect) => {
+                g.records.remove(&k);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn sweep(&self, now: Timestamp, limit: u32, retain_until: Timestamp) -> Res<Vec<LedgerRecord>> {
+        let mut g = self.lock();
+        let mut due: Vec<(Timestamp, (String, String))> = g
+            .records
+            .iter()
+            .filter(|(_, r)| r.state.is_in_flight() && r.lease_expires_at.is_some_and(|t| t <= now))
+            .map(|(k, r)| (r.lease_expires_at.unwrap_or_default(), k.clone()))
+            .collect();
+        due.sort();
+        due.truncate(limit as usize);
+        let mut out = Vec::with_capacity(due.len());
+        for (_, k) in due {
+            if let Some(r) = g.records.get_mut(&k) {
+                sweep_one(r, now, retain_until);
+                out.push(r.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    async fn purge(&self, now: Timestamp) -> Res<u64> {
+        let mut g = self.lock();
+        let before = g.records.len();
+        g.records.retain(|_, r| !r.is_expired(now));
+        Ok((before - g.records.len()) as u64)
+    }
+
+    async fn list_state(&self, state: State, limit: u32) -> Res<Vec<LedgerRecord>> {
+        let g = self.lock();
+        let mut v: Vec<LedgerRecord> = g.records.values().filter(|r| r.state == state).cloned().collect();
+        v.sort_by(|a, b| {
+            (a.dispatched_at, a.claimed_at, &a.user, &a.key).cmp(&(b.dispatched_at, b.claimed_at, &b.user, &b.key))
+        });
+        v.truncate(limit as usize);
+        Ok(v)
+    }
+
+    async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
+        self.lock().decisions.push(d.clone());
+        Ok(())
+    }
+
+    async fn list_decisions(&self, q: &DecisionQuery) -> Res<Vec<DecisionRecord>> {
+        let g = self.lock();
+        let mut v: Vec<(usize, &DecisionRecord)> = g
+            .decisions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                q.task_id.as_ref().is_none_or(|t| &d.task_id == t)
+                    && q.user.as_ref().is_none_or(|u| &d.user == u)
+                    && q.since.is_none_or(|s| d.at >= s)
+                    && q.until.is_none_or(|u| d.at < u)
+            })
+            .collect();
+        v.sort_by_key(|(i, d)| (d.at, *i));
+        let limit = q.limit.map_or(usize::MAX, |l| l as usize);
+        Ok(v.into_iter().take(limit).map(|(_, d)| d.clone()).collect())
+    }
+
+    async fn close(&self) {}
+}
+
+/// The sweep's transition, shared in spirit with the SQL stores' `CASE`.
+fn sweep_one(r: &mut LedgerRecord, now: Timestamp, retain_until: Timestamp) {
+    if r.state == State::Dispatched && !r.idempotent {
+        r.state = State::OutcomeUnknown;
+        r.expires_at = None;
+        r.error = Some("the lease expired while the call was dispatched".into());
+    } else {
+        r.error = Some(if r.state == State::Dispatched {
+            "the lease expired while the call was dispatched (idempotent tool)".into()
+        } else {
+            "the lease expired before dispatch".into()
+        });
+        r.state = State::FailedRetryable;
+        r.expires_at = Some(retain_until);
+    }
+    r.finished_at = Some(now);
+    r.lease_expires_at = None;
+    r.updated_at = now;
+}

@@ -1,0 +1,785 @@
+//! The SQL stores: SQLite (the embedded default) and PostgreSQL (many workers).
+//!
+//! Both run the same statements, written once with PostgreSQL's `$N`
+//! placeholders and rewritten to SQLite's `?N`, so the two stores cannot drift
+//! apart in what a transition checks. Every transition is one statement whose
+//! `WHERE` compares `(state, attempt, owner)`: atomic on its own, no
+//! transaction spans a round trip, and correctness rests on the primary key and
+//! compare-and-set rather than on an isolation level. Times are `BIGINT`
+//! milliseconds and booleans `BIGINT` 0/1, so both stores hold identical values.
+
+use std::time::Duration;
+
+use sqlx::Row;
+
+use crate::decision::{DecisionQuery, DecisionRecord};
+use crate::error::LedgerError;
+use crate::ledger::{Backend, Change, Expect, Update};
+use crate::record::{LedgerRecord, Outcome, Reconciliation, Resolution, State};
+use crate::time::Timestamp;
+
+type Res<T> = Result<T, LedgerError>;
+
+/// The record columns, in bind order.
+const COLS: &str = "user_id, intent_key, fingerprint, task_id, tool, idempotent, state, \
+attempt, owner, lease_expires_at, claimed_at, dispatched_at, finished_at, expires_at, \
+outcome, outcome_is_error, error, resolution, resolution_note, resolved_at, updated_at";
+
+const RETAINED_STATES: &str = "('succeeded', 'failed_permanent', 'failed_retryable', \
+'reconciled_succeeded', 'reconciled_failed_permanent', 'reconciled_not_executed')";
+
+/// Schema migrations, applied in order, each once; `{seq}` is the dialect's
+/// auto-increment key type.
+const MIGRATIONS: &[(i64, &[&str])] = &[(
+    1,
+    &[
+        "CREATE TABLE IF NOT EXISTS gate_intents (
+            user_id TEXT NOT NULL,
+            intent_key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            idempotent BIGINT NOT NULL,
+            state TEXT NOT NULL,
+            attempt BIGINT NOT NULL,
+            owner TEXT,
+            lease_expires_at BIGINT,
+            claimed_at BIGINT NOT NULL,
+            dispatched_at BIGINT,
+            finished_at BIGINT,
+            expires_at BIGINT,
+            outcome TEXT,
+            outcome_is_error BIGINT,
+            error TEXT,
+            resolution TEXT,
+            resolution_note TEXT,
+            resolved_at BIGINT,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (user_id, intent_key)
+        )",
+        "CREATE INDEX IF NOT EXISTS gate_intents_by_key ON gate_intents (intent_key)",
+        "CREATE INDEX IF NOT EXISTS gate_intents_by_lease ON gate_intents (state, lease_expires_at)",
+        "CREATE INDEX IF NOT EXISTS gate_intents_by_expiry ON gate_intents (expires_at)",
+        "CREATE TABLE IF NOT EXISTS gate_decisions (
+            seq {seq},
+            at BIGINT NOT NULL,
+            task_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            class TEXT NOT NULL,
+            action TEXT NOT NULL,
+            attempt BIGINT NOT NULL,
+            attempts_used BIGINT NOT NULL,
+            repair_tokens BIGINT NOT NULL,
+            latency_added_ms BIGINT NOT NULL,
+            message_hash TEXT NOT NULL,
+            intent_key TEXT
+        )",
+        "CREATE INDEX IF NOT EXISTS gate_decisions_by_task ON gate_decisions (task_id, at)",
+        "CREATE INDEX IF NOT EXISTS gate_decisions_by_time ON gate_decisions (at)",
+    ],
+)];
+
+/// The latest schema version this crate writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The statements, rendered for one dialect.
+#[derive(Debug)]
+struct Statements {
+    insert: String,
+    load: String,
+    find: String,
+    replace: String,
+    dispatch: String,
+    renew: String,
+    finish: String,
+    delete: String,
+    sweep: String,
+    purge: String,
+    list_state: String,
+    append_decision: String,
+    list_decisions: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// Rewrites `$N` placeholders to SQLite's numbered `?N`.
+fn to_sqlite(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Statements {
+    fn new(d: Dialect) -> Self {
+        let lock = match d {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        };
+        let placeholders = (1..=21).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+        let pk = "user_id = $1 AND intent_key = $2";
+        let fence = "attempt = $3 AND owner = $4";
+        let s = Statements {
+            insert: format!(
+                "INSERT INTO gate_intents ({COLS}) VALUES ({placeholders}) \
+                 ON CONFLICT (user_id, intent_key) DO NOTHING"
+            ),
+            load: format!("SELECT {COLS} FROM gate_intents WHERE {pk}"),
+            find: format!("SELECT {COLS} FROM gate_intents WHERE intent_key = $1 ORDER BY user_id"),
+            replace: format!(
+                "UPDATE gate_intents SET fingerprint = $3, task_id = $4, tool = $5, \
+                 idempotent = $6, state = $7, attempt = $8, owner = $9, lease_expires_at = $10, \
+                 claimed_at = $11, dispatched_at = $12, finished_at = $13, expires_at = $14, \
+                 outcome = $15, outcome_is_error = $16, error = $17, resolution = $18, \
+                 resolution_note = $19, resolved_at = $20, updated_at = $21 \
+                 WHERE {pk} AND state = $22 AND attempt = $23 AND owner IS NOT DISTINCT FROM $24"
+            ),
+            dispatch: format!(
+                "UPDATE gate_intents SET state = 'dispatched', dispatched_at = $5, \
+                 lease_expires_at = $6, updated_at = $5 \
+                 WHERE {pk} AND {fence} AND state = 'claimed' AND lease_expires_at > $5 \
+                 RETURNING {COLS}"
+            ),
+            renew: format!(
+                "UPDATE gate_intents SET lease_expires_at = $6, updated_at = $5 \
+                 WHERE {pk} AND {fence} AND (state = 'dispatched' \
+                 OR (state = 'claimed' AND lease_expires_at > $5)) RETURNING {COLS}"
+            ),
+            finish: format!(
+                "UPDATE gate_intents SET state = $6, finished_at = $5, expires_at = $7, \
+                 outcome = $8, outcome_is_error = $9, error = $10, lease_expires_at = NULL, \
+                 updated_at = $5 \
+                 WHERE {pk} AND {fence} AND (state = 'dispatched' \
+                 OR ($11 = 1 AND state = 'claimed')) RETURNING {COLS}"
+            ),
+            delete: format!(
+                "DELETE FROM gate_intents WHERE {pk} AND state = $3 AND attempt = $4 \
+                 AND owner IS NOT DISTINCT FROM $5"
+            ),
+            sweep: format!(
+                "UPDATE gate_intents SET \
+                 state = CASE WHEN state = 'dispatched' AND idempotent = 0 \
+                   THEN 'outcome_unknown' ELSE 'failed_retryable' END, \
+                 expires_at = CASE WHEN state = 'dispatched' AND idempotent = 0 \
+                   THEN NULL ELSE $2 END, \
+                 error = CASE WHEN state = 'dispatched' AND idempotent = 0 \
+                   THEN 'the lease expired while the call was dispatched' \
+                   WHEN state = 'dispatched' \
+                   THEN 'the lease expired while the call was dispatched (idempotent tool)' \
+                   ELSE 'the lease expired before dispatch' END, \
+                 finished_at = $1, lease_expires_at = NULL, updated_at = $1 \
+                 WHERE (user_id, intent_key) IN (SELECT user_id, intent_key FROM gate_intents \
+                   WHERE state IN ('claimed', 'dispatched') AND lease_expires_at <= $1 \
+                   ORDER BY lease_expires_at LIMIT $3{lock}) \
+                 RETURNING {COLS}"
+            ),
+            purge: format!(
+                "DELETE FROM gate_intents WHERE expires_at IS NOT NULL AND expires_at <= $1 \
+                 AND state IN {RETAINED_STATES}"
+            ),
+            list_state: format!(
+                "SELECT {COLS} FROM gate_intents WHERE state = $1 \
+                 ORDER BY COALESCE(dispatched_at, claimed_at), claimed_at, user_id, intent_key \
+                 LIMIT $2"
+            ),
+            append_decision: "INSERT INTO gate_decisions (at, task_id, user_id, call_id, tool, \
+                class, action, attempt, attempts_used, repair_tokens, latency_added_ms, \
+                message_hash, intent_key) \
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+                .to_owned(),
+            list_decisions: "SELECT at, task_id, user_id, call_id, tool, class, action, attempt, \
+                attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key \
+                FROM gate_decisions \
+                WHERE ($1 IS NULL OR task_id = $1) AND ($2 IS NULL OR user_id = $2) \
+                AND ($3 IS NULL OR at >= $3) AND ($4 IS NULL OR at < $4) \
+                ORDER BY at, seq LIMIT $5"
+                .to_owned(),
+        };
+        match d {
+            Dialect::Postgres => s,
+            Dialect::Sqlite => Statements {
+                insert: to_sqlite(&s.insert),
+                load: to_sqlite(&s.load),
+                find: to_sqlite(&s.find),
+                replace: to_sqlite(&s.replace),
+                dispatch: to_sqlite(&s.dispatch),
+                renew: to_sqlite(&s.renew),
+                finish: to_sqlite(&s.finish),
+                delete: to_sqlite(&s.delete),
+                sweep: to_sqlite(&s.sweep),
+                purge: to_sqlite(&s.purge),
+                list_state: to_sqlite(&s.list_state),
+                append_decision: to_sqlite(&s.append_decision),
+                list_decisions: to_sqlite(&s.list_decisions),
+            },
+        }
+    }
+}
+
+/// A record flattened to column values.
+#[derive(Debug)]
+struct RowValues {
+    user: String,
+    key: String,
+    fingerprint: String,
+    task_id: String,
+    tool: String,
+    idempotent: i64,
+    state: String,
+    attempt: i64,
+    owner: Option<String>,
+    lease_expires_at: Option<i64>,
+    claimed_at: i64,
+    dispatched_at: Option<i64>,
+    finished_at: Option<i64>,
+    expires_at: Option<i64>,
+    outcome: Option<String>,
+    outcome_is_error: Option<i64>,
+    error: Option<String>,
+    resolution: Option<String>,
+    resolution_note: Option<String>,
+    resolved_at: Option<i64>,
+    updated_at: i64,
+}
+
+fn ms(t: Option<Timestamp>) -> Option<i64> {
+    t.map(Timestamp::as_millis)
+}
+
+impl RowValues {
+    fn of(r: &LedgerRecord) -> Res<Self> {
+        let outcome = match &r.outcome {
+            Some(o) => Some(
+                serde_json::to_string(&o.value)
+                    .map_err(|e| LedgerError::invalid_input(format!("the outcome is not serialisable: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(RowValues {
+            user: r.user.clone(),
+            key: r.key.clone(),
+            fingerprint: r.fingerprint.clone(),
+            task_id: r.task_id.clone(),
+            tool: r.tool.clone(),
+            idempotent: i64::from(r.idempotent),
+            state: r.state.as_str().to_owned(),
+            attempt: r.attempt,
+            owner: r.owner.clone(),
+            lease_expires_at: ms(r.lease_expires_at),
+            claimed_at: r.claimed_at.as_millis(),
+            dispatched_at: ms(r.dispatched_at),
+            finished_at: ms(r.finished_at),
+            expires_at: ms(r.expires_at),
+            outcome,
+            outcome_is_error: r.outcome.as_ref().map(|o| i64::from(o.is_error)),
+            error: r.error.clone(),
+            resolution: r.reconciliation.as_ref().map(|x| x.resolution.as_str().to_owned()),
+            resolution_note: r.reconciliation.as_ref().and_then(|x| x.note.clone()),
+            resolved_at: r.reconciliation.as_ref().map(|x| x.at.as_millis()),
+            updated_at: r.updated_at.as_millis(),
+        })
+    }
+
+    fn into_record(self) -> Res<LedgerRecord> {
+        let ts = |v: Option<i64>| v.map(Timestamp::from_millis);
+        let outcome = match (self.outcome, self.outcome_is_error) {
+            (Some(text), Some(flag)) => Some(Outcome {
+                value: serde_json::from_str(&text)
+                    .map_err(|e| LedgerError::corrupt(format!("stored outcome of {} is not JSON: {e}", self.key)))?,
+                is_error: flag != 0,
+            }),
+            _ => None,
+        };
+        let reconciliation = match (self.resolution, self.resolved_at) {
+            (Some(r), Some(at)) => Some(Reconciliation {
+                resolution: r
+                    .parse::<Resolution>()
+                    .map_err(|_| LedgerError::corrupt(format!("unknown resolution {r:?} of {}", self.key)))?,
+                note: self.resolution_note,
+                at: Timestamp::from_millis(at),
+            }),
+            _ => None,
+        };
+        Ok(LedgerRecord {
+            state: self.state.parse::<State>()?,
+            user: self.user,
+            key: self.key,
+            fingerprint: self.fingerprint,
+            task_id: self.task_id,
+            tool: self.tool,
+            idempotent: self.idempotent != 0,
+            attempt: self.attempt,
+            owner: self.owner,
+            lease_expires_at: ts(self.lease_expires_at),
+            claimed_at: Timestamp::from_millis(self.claimed_at),
+            dispatched_at: ts(self.dispatched_at),
+            finished_at: ts(self.finished_at),
+            expires_at: ts(self.expires_at),
+            outcome,
+            error: self.error,
+            reconciliation,
+            updated_at: Timestamp::from_millis(self.updated_at),
+        })
+    }
+}
+
+/// Binds the 21 record columns in `COLS` order.
+macro_rules! bind_row {
+    ($q:expr, $v:expr) => {
+        $q.bind(&$v.user)
+            .bind(&$v.key)
+            .bind(&$v.fingerprint)
+            .bind(&$v.task_id)
+            .bind(&$v.tool)
+            .bind($v.idempotent)
+            .bind(&$v.state)
+            .bind($v.attempt)
+            .bind(&$v.owner)
+            .bind($v.lease_expires_at)
+            .bind($v.claimed_at)
+            .bind($v.dispatched_at)
+            .bind($v.finished_at)
+            .bind($v.expires_at)
+            .bind(&$v.outcome)
+            .bind($v.outcome_is_error)
+            .bind(&$v.error)
+            .bind(&$v.resolution)
+            .bind(&$v.resolution_note)
+            .bind($v.resolved_at)
+            .bind($v.updated_at)
+    };
+}
+
+/// Generates a [`Backend`] for one sqlx database; the bodies are identical,
+/// only the types differ.
+macro_rules! sql_backend {
+    ($name:ident, $pool:ty, $row:ty) => {
+        /// A SQL backend over one connection pool.
+        #[derive(Debug)]
+        pub(crate) struct $name {
+            pool: $pool,
+            sql: Statements,
+        }
+
+        impl $name {
+            fn decode(row: &$row) -> Res<LedgerRecord> {
+                let v = RowValues {
+                    user: row.try_get("user_id")?,
+                    key: row.try_get("intent_key")?,
+                    fingerprint: row.try_get("fingerprint")?,
+                    task_id: row.try_get("task_id")?,
+                    tool: row.try_get("tool")?,
+                    idempotent: row.try_get("idempotent")?,
+                    state: row.try_get("state")?,
+                    attempt: row.try_get("attempt")?,
+                    owner: row.try_get("owner")?,
+                    lease_expires_at: row.try_get("lease_expires_at")?,
+                    claimed_at: row.try_get("claimed_at")?,
+                    dispatched_at: row.try_get("dispatched_at")?,
+                    finished_at: row.try_get("finished_at")?,
+                    expires_at: row.try_get("expires_at")?,
+                    outcome: row.try_get("outcome")?,
+                    outcome_is_error: row.try_get("outcome_is_error")?,
+                    error: row.try_get("error")?,
+                    resolution: row.try_get("resolution")?,
+                    resolution_note: row.try_get("resolution_note")?,
+                    resolved_at: row.try_get("resolved_at")?,
+                    updated_at: row.try_get("updated_at")?,
+                };
+                v.into_record()
+            }
+
+            fn decode_all(rows: &[$row]) -> Res<Vec<LedgerRecord>> {
+                rows.iter().map(Self::decode).collect()
+            }
+        }
+
+        impl Backend for $name {
+            async fn insert(&self, r: &LedgerRecord) -> Res<bool> {
+                let v = RowValues::of(r)?;
+                let done = bind_row!(sqlx::query(&self.sql.insert), v)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn load(&self, user: &str, key: &str) -> Res<Option<LedgerRecord>> {
+                let row = sqlx::query(&self.sql.load)
+                    .bind(user)
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map(Self::decode).transpose()
+            }
+
+            async fn find(&self, key: &str) -> Res<Vec<LedgerRecord>> {
+                let rows = sqlx::query(&self.sql.find)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?;
+                Self::decode_all(&rows)
+            }
+
+            async fn replace(&self, e: &Expect<'_>, new: &LedgerRecord) -> Res<bool> {
+                let v = RowValues::of(new)?;
+                let done = bind_row!(sqlx::query(&self.sql.replace), v)
+                    .bind(e.state.as_str())
+                    .bind(e.attempt)
+                    .bind(e.owner)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn update(&self, u: &Update<'_>) -> Res<Option<LedgerRecord>> {
+                let base = |sql| {
+                    sqlx::query(sql)
+                        .bind(u.user)
+                        .bind(u.key)
+                        .bind(u.attempt)
+                        .bind(u.owner)
+                        .bind(u.now.as_millis())
+                };
+                let q = match &u.change {
+                    Change::Dispatch { lease_until } => base(self.sql.dispatch.as_str()).bind(lease_until.as_millis()),
+                    Change::Renew { lease_until } => base(self.sql.renew.as_str()).bind(lease_until.as_millis()),
+                    Change::Finish {
+                        to,
+                        from_claimed,
+                        expires_at,
+                        outcome,
+                        outcome_is_error,
+                        error,
+                    } => base(self.sql.finish.as_str())
+                        .bind(to.as_str())
+                        .bind(ms(*expires_at))
+                        .bind(outcome.clone())
+                        .bind(outcome_is_error.map(i64::from))
+                        .bind(error.clone())
+                        .bind(i64::from(*from_claimed)),
+                };
+                let row = q.fetch_optional(&self.pool).await?;
+                row.as_ref().map(Self::decode).transpose()
+            }
+
+            async fn delete(&self, e: &Expect<'_>) -> Res<bool> {
+                let done = sqlx::query(&self.sql.delete)
+                    .bind(e.user)
+                    .bind(e.key)
+                    .bind(e.state.as_str())
+                    .bind(e.attempt)
+                    .bind(e.owner)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn sweep(&self, now: Timestamp, limit: u32, retain_until: Timestamp) -> Res<Vec<LedgerRecord>> {
+                let rows = sqlx::query(&self.sql.sweep)
+                    .bind(now.as_millis())
+                    .bind(retain_until.as_millis())
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?;
+                let mut v = Self::decode_all(&rows)?;
+                v.sort_by(|a, b| (&a.user, &a.key).cmp(&(&b.user, &b.key)));
+                Ok(v)
+            }
+
+            async fn purge(&self, now: Timestamp) -> Res<u64> {
+                let done = sqlx::query(&self.sql.purge)
+                    .bind(now.as_millis())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn list_state(&self, state: State, limit: u32) -> Res<Vec<LedgerRecord>> {
+                let rows = sqlx::query(&self.sql.list_state)
+                    .bind(state.as_str())
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?;
+                Self::decode_all(&rows)
+            }
+
+            async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
+                sqlx::query(&self.sql.append_decision)
+                    .bind(d.at.as_millis())
+                    .bind(&d.task_id)
+                    .bind(&d.user)
+                    .bind(&d.call_id)
+                    .bind(&d.tool)
+                    .bind(&d.class)
+                    .bind(&d.action)
+                    .bind(d.attempt)
+                    .bind(d.attempts_used)
+                    .bind(d.repair_tokens)
+                    .bind(d.latency_added_ms)
+                    .bind(&d.message_hash)
+                    .bind(&d.intent_key)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn list_decisions(&self, q: &DecisionQuery) -> Res<Vec<DecisionRecord>> {
+                let rows = sqlx::query(&self.sql.list_decisions)
+                    .bind(&q.task_id)
+                    .bind(&q.user)
+                    .bind(q.since.map(Timestamp::as_millis))
+                    .bind(q.until.map(Timestamp::as_millis))
+                    .bind(q.limit.map_or(i64::MAX, i64::from))
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter()
+                    .map(|row| {
+                        Ok(DecisionRecord {
+                            at: Timestamp::from_millis(row.try_get("at")?),
+                            task_id: row.try_get("task_id")?,
+                            user: row.try_get("user_id")?,
+                            call_id: row.try_get("call_id")?,
+                            tool: row.try_get("tool")?,
+                            class: row.try_get("class")?,
+                            action: row.try_get("action")?,
+                            attempt: row.try_get("attempt")?,
+                            attempts_used: row.try_get("attempts_used")?,
+                            repair_tokens: row.try_get("repair_tokens")?,
+                            latency_added_ms: row.try_get("latency_added_ms")?,
+                            message_hash: row.try_get("message_hash")?,
+                            intent_key: row.try_get("intent_key")?,
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn close(&self) {
+                self.pool.close().await;
+            }
+        }
+    };
+}
+
+sql_backend!(SqliteBackend, sqlx::SqlitePool, sqlx::sqlite::SqliteRow);
+sql_backend!(PgBackend, sqlx::PgPool, sqlx::postgres::PgRow);
+
+fn migration_sql(stmt: &str, d: Dialect) -> String {
+    let seq = match d {
+        Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
+        Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+    };
+    stmt.replace("{seq}", seq)
+}
+
+/// Options for the SQL stores.
+#[derive(Clone, Debug)]
+pub(crate) struct SqlOptions {
+    pub busy_timeout: Duration,
+    pub max_connections: Option<u32>,
+    pub pg_schema: Option<String>,
+}
+
+impl SqliteBackend {
+    /// Opens (creating if missing) the SQLite file named by `url`, in WAL mode
+    /// with `synchronous=FULL`, and migrates its schema.
+    pub(crate) async fn open(url: &str, o: &SqlOptions) -> Res<Self> {
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+        use std::str::FromStr;
+        let opts = SqliteConnectOptions::from_str(url)
+            .map_err(|e| LedgerError::invalid_url(format!("bad SQLite URL {url:?}: {e}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(o.busy_timeout)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(o.max_connections.unwrap_or(4).max(1))
+            .acquire_timeout(o.busy_timeout.max(Duration::from_secs(5)))
+            .connect_with(opts)
+            .await?;
+        let me = SqliteBackend {
+            pool,
+            sql: Statements::new(Dialect::Sqlite),
+        };
+        me.migrate().await?;
+        Ok(me)
+    }
+
+    async fn migrate(&self) -> Res<()> {
+        // BEGIN IMMEDIATE takes the write lock up front, so processes opening
+        // the same new file at once migrate one after the other instead of
+        // failing on a lock upgrade.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("CREATE TABLE IF NOT EXISTS gate_schema (version BIGINT NOT NULL)")
+            .execute(&mut *tx)
+            .await?;
+        let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
+            .fetch_one(&mut *tx)
+            .await?;
+        for (version, stmts) in MIGRATIONS {
+            if current.is_some_and(|c| c >= *version) {
+                continue;
+            }
+            for s in *stmts {
+                sqlx::query(&migration_sql(s, Dialect::Sqlite))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query("INSERT INTO gate_schema (version) VALUES (?1)")
+                .bind(version)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them
+    /// (for tests and `gate check`).
+    pub(crate) async fn pragmas(&self) -> Res<(String, i64)> {
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?;
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&self.pool).await?;
+        Ok((mode, sync))
+    }
+}
+
+/// A schema name must be a plain identifier: it is spliced into SQL.
+pub(crate) fn valid_schema_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+impl PgBackend {
+    /// Connects a pool to `url`, optionally inside its own schema (created if
+    /// missing), and migrates the schema under an advisory lock.
+    pub(crate) async fn open(url: &str, o: &SqlOptions) -> Res<Self> {
+        use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+        use std::str::FromStr;
+        let mut opts = PgConnectOptions::from_str(url)
+            .map_err(|e| LedgerError::invalid_url(format!("bad PostgreSQL URL: {e}")))?;
+        if let Some(schema) = &o.pg_schema {
+            if !valid_schema_name(schema) {
+                return Err(LedgerError::invalid_input(format!(
+                    "schema name {schema:?} must match [a-z_][a-z0-9_]{{0,62}}"
+                )));
+            }
+            let mut conn: sqlx::PgConnection = sqlx::Connection::connect_with(&opts).await?;
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .execute(&mut conn)
+                .await
+                .or_else(|e| match &e {
+                    // Two processes creating the same schema at once: the loser
+                    // sees a unique violation on the catalog, which is success.
+                    sqlx::Error::Database(d) if d.code().as_deref() == Some("23505") => {
+                        Ok(sqlx::postgres::PgQueryResult::default())
+                    }
+                    _ => Err(e),
+                })?;
+            sqlx::Connection::close(conn).await?;
+            opts = opts.options([("search_path", schema.as_str())]);
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(o.max_connections.unwrap_or(16).max(1))
+            .acquire_timeout(o.busy_timeout.max(Duration::from_secs(5)))
+            .connect_with(opts)
+            .await?;
+        let me = PgBackend {
+            pool,
+            sql: Statements::new(Dialect::Postgres),
+        };
+        me.migrate().await?;
+        Ok(me)
+    }
+
+    async fn migrate(&self) -> Res<()> {
+        let mut tx = self.pool.begin().await?;
+        // Serialises concurrent first opens; DDL is transactional in PostgreSQL.
+        sqlx::query("SELECT pg_advisory_xact_lock(7061746500)")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("CREATE TABLE IF NOT EXISTS gate_schema (version BIGINT NOT NULL)")
+            .execute(&mut *tx)
+            .await?;
+        let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
+            .fetch_one(&mut *tx)
+            .await?;
+        for (version, stmts) in MIGRATIONS {
+            if current.is_some_and(|c| c >= *version) {
+                continue;
+            }
+            for s in *stmts {
+                sqlx::query(&migration_sql(s, Dialect::Postgres))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query("INSERT INTO gate_schema (version) VALUES ($1)")
+                .bind(version)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Drops the schema `name` and everything in it (test clean-up).
+    pub(crate) async fn drop_schema(url: &str, name: &str) -> Res<()> {
+        if !valid_schema_name(name) {
+            return Err(LedgerError::invalid_input(format!("bad schema name {name:?}")));
+        }
+        let opts = <sqlx::postgres::PgConnectOptions as std::str::FromStr>::from_str(url)
+            .map_err(|e| LedgerError::invalid_url(format!("bad PostgreSQL URL: {e}")))?;
+        let mut conn: sqlx::PgConnection = sqlx::Connection::connect_with(&opts).await?;
+        sqlx::query(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+            .execute(&mut conn)
+            .await?;
+        sqlx::Connection::close(conn).await?;
+        Ok(())
+    }
+}
+
+/// Raw SQL access for tests that must break the store on purpose (fault
+/// injection) or compare against bare statements (benchmarks).
+#[derive(Clone, Debug)]
+pub enum RawPool {
+    /// An SQLite pool.
+    Sqlite(sqlx::SqlitePool),
+    /// A PostgreSQL pool.
+    Postgres(sqlx::PgPool),
+}
+
+impl RawPool {
+    /// Runs one statement without parameters.
+    pub async fn execute(&self, sql: &str) -> Result<u64, LedgerError> {
+        Ok(match self {
+            RawPool::Sqlite(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
+            RawPool::Postgres(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
+        })
+    }
+}
+
+impl SqliteBackend {
+    pub(crate) fn raw(&self) -> RawPool {
+        RawPool::Sqlite(self.pool.clone())
+    }
+}
+
+impl PgBackend {
+    pub(crate) fn raw(&self) -> RawPool {
+        RawPool::Postgres(self.pool.clone())
+    }
+}
