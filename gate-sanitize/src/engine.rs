@@ -52,6 +52,10 @@ const SECRET_WINDOW: usize = 16 * 1024;
 /// 20-digit N is 39 bytes).
 const MARKER_RESERVE: usize = 40;
 
+/// Re-scans of the output after the first; each must remove more of the
+/// original than the last, and real text converges in one.
+const MAX_PASSES: usize = 4;
+
 pub(crate) fn builtin_kinds() -> Vec<&'static str> {
     SECRET_RULES
         .iter()
@@ -331,8 +335,34 @@ impl Engine {
         if self.enabled.echo {
             reflect::echoes(text, echoes, self.echo_min_chars, &mut cands);
         }
-        let findings = resolve(cands);
-        self.render(text, findings)
+        let mut findings = resolve(cands);
+        let mut rendered = self.render(text, &findings);
+        // A placeholder can complete a match that its original text did
+        // not (`x.local` followed by a redacted key now ends at `[`), and
+        // so can the cap. Re-scan the output and fold anything new back
+        // into the original's findings until the output is stable, which
+        // is what makes `sanitize(sanitize(x)) == sanitize(x)` hold.
+        for _ in 0..MAX_PASSES {
+            if findings.is_empty() && rendered.cut.is_none() {
+                break;
+            }
+            let again = self.detect(&rendered.text);
+            if again.is_empty() {
+                break;
+            }
+            let covered_before: usize = findings.iter().map(|c| c.end - c.start).sum();
+            for c in again {
+                let (start, end) = rendered.to_original(c.start, c.end, text.len());
+                findings.push(Cand { start, end, ..c });
+            }
+            findings = resolve(findings);
+            let covered_after: usize = findings.iter().map(|c| c.end - c.start).sum();
+            rendered = self.render(text, &findings);
+            if covered_after == covered_before {
+                break;
+            }
+        }
+        rendered.finish(text, findings)
     }
 
     fn detect(&self, text: &str) -> Vec<Cand> {
@@ -481,24 +511,100 @@ impl Engine {
         }
     }
 
-    fn render(&self, text: &str, findings: Vec<Cand>) -> Sanitized {
+    fn render(&self, text: &str, findings: &[Cand]) -> Rendered {
         let mut out = String::with_capacity(text.len().min(self.max_len.saturating_add(64)));
-        // (output start, original start, original end, is placeholder)
-        let mut segs: Vec<(usize, usize, usize, bool)> = Vec::with_capacity(findings.len() * 2 + 1);
+        let mut segs: Vec<Seg> = Vec::with_capacity(findings.len() * 2 + 1);
         let mut pos = 0;
-        for f in &findings {
+        for f in findings {
             if f.start > pos {
-                segs.push((out.len(), pos, f.start, false));
+                let o = out.len();
                 out.push_str(&text[pos..f.start]);
+                segs.push(Seg {
+                    out: o..out.len(),
+                    orig: pos..f.start,
+                    placeholder: false,
+                });
             }
-            segs.push((out.len(), f.start, f.end, true));
+            let o = out.len();
             push_placeholder(&mut out, f);
+            segs.push(Seg {
+                out: o..out.len(),
+                orig: f.start..f.end,
+                placeholder: true,
+            });
             pos = f.end;
         }
         if pos < text.len() {
-            segs.push((out.len(), pos, text.len(), false));
+            let o = out.len();
             out.push_str(&text[pos..]);
+            segs.push(Seg {
+                out: o..out.len(),
+                orig: pos..text.len(),
+                placeholder: false,
+            });
         }
+        let mut cut = None;
+        if out.len() > self.max_len {
+            let at = cut_point(&out, &segs, self.max_len - MARKER_RESERVE);
+            let orig_cut = original_offset(&segs, at, text.len());
+            let dropped = out.len() - at;
+            out.truncate(at);
+            segs.retain(|s| s.out.start < at);
+            if let Some(last) = segs.last_mut() {
+                if !last.placeholder && last.out.end > at {
+                    last.orig.end = last.orig.start + (at - last.out.start);
+                    last.out.end = at;
+                }
+            }
+            out.push_str(&format!("[truncated: {dropped} bytes]"));
+            segs.push(Seg {
+                out: at..out.len(),
+                orig: orig_cut..text.len(),
+                placeholder: true,
+            });
+            cut = Some(orig_cut);
+        }
+        Rendered { text: out, segs, cut }
+    }
+}
+
+/// One piece of rendered output and the original bytes it stands for.
+struct Seg {
+    out: Range<usize>,
+    orig: Range<usize>,
+    placeholder: bool,
+}
+
+/// Rendered output before it is handed out.
+struct Rendered {
+    text: String,
+    segs: Vec<Seg>,
+    /// Where the cap cut the original, if it did.
+    cut: Option<usize>,
+}
+
+impl Rendered {
+    /// Maps an output range back to the original: a position inside a
+    /// placeholder widens to the whole span the placeholder replaced.
+    fn to_original(&self, start: usize, end: usize, orig_len: usize) -> (usize, usize) {
+        let find = |p: usize| {
+            let idx = self.segs.partition_point(|s| s.out.start <= p);
+            idx.checked_sub(1).filter(|&k| p < self.segs[k].out.end)
+        };
+        let s = match find(start) {
+            Some(i) if self.segs[i].placeholder => self.segs[i].orig.start,
+            Some(i) => self.segs[i].orig.start + (start - self.segs[i].out.start),
+            None => orig_len,
+        };
+        let e = match find(end.saturating_sub(1).max(start)) {
+            Some(i) if self.segs[i].placeholder => self.segs[i].orig.end,
+            Some(i) => self.segs[i].orig.start + (end - self.segs[i].out.start),
+            None => orig_len,
+        };
+        (s.min(orig_len), e.min(orig_len).max(s.min(orig_len)))
+    }
+
+    fn finish(self, text: &str, findings: Vec<Cand>) -> Sanitized {
         let mut findings: Vec<Finding> = findings
             .into_iter()
             .map(|c| Finding {
@@ -507,13 +613,7 @@ impl Engine {
                 range: c.start..c.end,
             })
             .collect();
-
-        if out.len() > self.max_len {
-            let cut = cut_point(&out, &segs, self.max_len - MARKER_RESERVE);
-            let orig_cut = original_offset(&segs, cut, text.len());
-            let dropped = out.len() - cut;
-            out.truncate(cut);
-            out.push_str(&format!("[truncated: {dropped} bytes]"));
+        if let Some(orig_cut) = self.cut {
             findings.push(Finding {
                 kind: Cow::Borrowed(KIND_TRUNCATED),
                 category: Category::Truncated,
@@ -521,7 +621,7 @@ impl Engine {
             });
         }
         Sanitized {
-            text: out,
+            text: self.text,
             findings,
             original_len: text.len(),
         }
@@ -582,49 +682,54 @@ fn resolve(mut cands: Vec<Cand>) -> Vec<Cand> {
 /// punctuation so that the last kept token is whole; a half token could
 /// match a rule that the whole one did not, and then sanitizing the output
 /// again would change it.
-fn cut_point(out: &str, segs: &[(usize, usize, usize, bool)], limit: usize) -> usize {
-    let mut cut = floor_boundary(out, limit);
-    let seg_idx = segs.partition_point(|s| s.0 <= cut).saturating_sub(1);
-    if let Some(&(seg_out, _, _, true)) = segs.get(seg_idx) {
-        if seg_out < cut {
-            return seg_out;
+fn cut_point(out: &str, segs: &[Seg], limit: usize) -> usize {
+    // A cut strictly inside a placeholder moves to the placeholder's start.
+    let snap = |i: usize| {
+        let idx = segs.partition_point(|s| s.out.start < i);
+        match idx.checked_sub(1).map(|k| &segs[k]) {
+            Some(s) if s.placeholder && i < s.out.end => s.out.start,
+            _ => i,
         }
-    }
+    };
+    let cut = snap(floor_boundary(out, limit));
     let bytes = out.as_bytes();
     let floor = cut.saturating_sub(256);
-    let mut i = cut;
-    while i > floor {
-        let b = bytes[i - 1];
-        if b.is_ascii_whitespace() {
-            return i;
+    for pick in [
+        |b: u8| b.is_ascii_whitespace(),
+        |b: u8| {
+            matches!(
+                b,
+                b',' | b';' | b'"' | b'\'' | b'<' | b'>' | b'(' | b')' | b'{' | b'}' | b'|' | b']'
+            )
+        },
+    ] {
+        let mut i = cut;
+        while i > floor {
+            if pick(bytes[i - 1]) && snap(i) == i {
+                return i;
+            }
+            i -= 1;
         }
-        i -= 1;
     }
-    let mut i = cut;
-    while i > floor {
-        let b = bytes[i - 1];
-        if matches!(
-            b,
-            b',' | b';' | b'"' | b'\'' | b'<' | b'>' | b'(' | b')' | b'{' | b'}' | b'|' | b']'
-        ) {
-            return i;
-        }
-        i -= 1;
-    }
-    cut = floor_boundary(out, cut);
     cut
 }
 
-fn original_offset(segs: &[(usize, usize, usize, bool)], out_pos: usize, orig_len: usize) -> usize {
-    let idx = segs.partition_point(|s| s.0 <= out_pos);
+fn original_offset(segs: &[Seg], out_pos: usize, orig_len: usize) -> usize {
+    let idx = segs.partition_point(|s| s.out.start <= out_pos);
     if idx == 0 {
         return 0;
     }
-    let (seg_out, orig_start, orig_end, placeholder) = segs[idx - 1];
-    if placeholder {
-        if out_pos == seg_out { orig_start } else { orig_end }
+    let seg = &segs[idx - 1];
+    if seg.placeholder {
+        if out_pos == seg.out.start {
+            seg.orig.start
+        } else {
+            seg.orig.end
+        }
     } else {
-        (orig_start + (out_pos - seg_out)).min(orig_end).min(orig_len)
+        (seg.orig.start + (out_pos - seg.out.start))
+            .min(seg.orig.end)
+            .min(orig_len)
     }
 }
 
