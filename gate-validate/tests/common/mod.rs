@@ -247,7 +247,8 @@ pub fn break_json(text: &str, choice: usize) -> String {
             Some(i) => format!("{},{}", &text[..i], &text[i..]),
             None => format!("{text},"),
         },
-        2 => text.replace('"', "'"),
+        2 if text.contains('"') => text.replace('"', "'"),
+        2 => format!("'{text}'"),
         3 => format!("{text} {text}"),
         _ => format!("{{{text}"),
     }
