@@ -10,7 +10,10 @@
 //!   bytes, no whitespace, strings escaped as `serde_json` escapes them, numbers
 //!   normalised so that `1`, `1.0` and `1e0` are the same number (integral values
 //!   with magnitude below 2^53 print as integers, `-0` prints as `0`, every other
-//!   float prints in `serde_json`'s shortest round-trip form).
+//!   float prints as Rust's `{:e}` does: the shortest round-trip digits in
+//!   exponent form, e.g. `5e-1`, `1.25e300`). Floats are compared as the f64
+//!   the JSON text parses to (this crate enables `serde_json/float_roundtrip` so
+//!   that parsing is exact).
 //! * [`minted_intent_key`]: `gk1m-` + hex SHA-256 over (task, label), for an intent
 //!   declared with `task.intent("pay INV-42")`. Deterministic so that a task
 //!   resumed after a restart, or a call the model regenerates while replanning,
@@ -99,10 +102,10 @@ fn write_number(n: &serde_json::Number, out: &mut String) {
             // The range check above makes the cast exact; -0.0 becomes 0.
             out.push_str(&(f as i64).to_string());
         } else {
-            match serde_json::Number::from_f64(f) {
-                Some(num) => out.push_str(&num.to_string()),
-                None => out.push_str("null"),
-            }
+            // Rust's LowerExp prints the shortest digits that round-trip, in
+            // a form fixed by the standard library rather than by a JSON
+            // crate's version; non-finite values cannot occur in JSON.
+            out.push_str(&format!("{f:e}"));
         }
     } else {
         out.push_str(&n.to_string());
@@ -192,7 +195,7 @@ mod tests {
     #[test]
     fn canonical_sorts_and_normalises() {
         let a: Value = serde_json::from_str(r#"{ "b": 1.0, "a": [1, 2.5, -0.0] }"#).unwrap_or_default();
-        assert_eq!(canonical_json(&a), r#"{"a":[1,2.5,0],"b":1}"#);
+        assert_eq!(canonical_json(&a), r#"{"a":[1,2.5e0,0],"b":1}"#);
     }
 
     #[test]

@@ -313,7 +313,7 @@ fn fresh_claim(req: &ClaimRequest, attempt: i64, now: Timestamp) -> LedgerRecord
         state: State::Claimed,
         attempt,
         owner: Some(new_owner()),
-        lease_expires_at: Some(now.add(req.lease)),
+        lease_expires_at: Some(now.saturating_add(req.lease)),
         claimed_at: now,
         dispatched_at: None,
         finished_at: None,
@@ -332,7 +332,7 @@ fn takeover(cur: &LedgerRecord, req: &ClaimRequest, now: Timestamp) -> LedgerRec
         state: State::Claimed,
         attempt: cur.attempt + 1,
         owner: Some(new_owner()),
-        lease_expires_at: Some(now.add(req.lease)),
+        lease_expires_at: Some(now.saturating_add(req.lease)),
         claimed_at: now,
         dispatched_at: None,
         finished_at: None,
@@ -469,7 +469,7 @@ impl<B: Backend> Core<B> {
 
     async fn dispatch_impl(&self, lease: &Lease) -> Res<Lease> {
         let now = self.clock.now();
-        let lease_until = now.add(lease.ttl);
+        let lease_until = now.saturating_add(lease.ttl);
         let u = Update {
             user: &lease.user,
             key: &lease.key,
@@ -493,7 +493,7 @@ impl<B: Backend> Core<B> {
             owner: &lease.owner,
             now,
             change: Change::Renew {
-                lease_until: now.add(lease.ttl),
+                lease_until: now.saturating_add(lease.ttl),
             },
         };
         match self.backend.update(&u).await? {
@@ -505,7 +505,7 @@ impl<B: Backend> Core<B> {
     async fn finish_impl(&self, lease: &Lease, how: Finish) -> Res<LedgerRecord> {
         let now = self.clock.now();
         let to = how.target();
-        let retain = Some(now.add(self.retention));
+        let retain = Some(now.saturating_add(self.retention));
         let (expires_at, outcome, error) = match how {
             Finish::Succeeded(v) => (
                 retain,
@@ -592,7 +592,7 @@ impl<B: Backend> Core<B> {
                 state: State::FailedRetryable,
                 lease_expires_at: None,
                 finished_at: Some(now),
-                expires_at: Some(now.add(self.retention)),
+                expires_at: Some(now.saturating_add(self.retention)),
                 error: Some("released before dispatch".into()),
                 updated_at: now,
                 ..cur.clone()
@@ -661,7 +661,7 @@ impl<B: Backend> Core<B> {
                     at: now,
                 }),
                 finished_at: Some(now),
-                expires_at: Some(now.add(self.retention)),
+                expires_at: Some(now.saturating_add(self.retention)),
                 updated_at: now,
                 ..cur.clone()
             };
@@ -676,7 +676,10 @@ impl<B: Backend> Core<B> {
     }
 
     async fn sweep_impl(&self, now: Timestamp, limit: u32) -> Res<SweepReport> {
-        let swept = self.backend.sweep(now, limit, now.add(self.retention)).await?;
+        let swept = self
+            .backend
+            .sweep(now, limit, now.saturating_add(self.retention))
+            .await?;
         let mut report = SweepReport::default();
         for r in swept {
             if r.state == State::OutcomeUnknown {

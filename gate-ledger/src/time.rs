@@ -28,12 +28,12 @@ impl Timestamp {
     }
 
     /// `self + d`, saturating instead of overflowing on absurd durations.
-    pub fn add(self, d: Duration) -> Self {
+    pub fn saturating_add(self, d: Duration) -> Self {
         Timestamp(self.0.saturating_add(duration_millis(d)))
     }
 
     /// `self - d`, saturating.
-    pub fn sub(self, d: Duration) -> Self {
+    pub fn saturating_sub(self, d: Duration) -> Self {
         Timestamp(self.0.saturating_sub(duration_millis(d)))
     }
 

@@ -78,7 +78,7 @@ async fn l01_new_key_runs_once(h: &Harness) {
     let rec = record(h, &r).await;
     assert_eq!(rec, done);
     assert_eq!(rec.finished_at, Some(h.now()));
-    assert_eq!(rec.expires_at, Some(h.now().add(h.ledger.retention())));
+    assert_eq!(rec.expires_at, Some(h.now().saturating_add(h.ledger.retention())));
     assert_eq!(
         rec.outcome.as_ref().map(|o| o.value.clone()),
         Some(json!({"charge": "ch_1"}))
@@ -506,7 +506,7 @@ async fn l22_l23_retention_and_boundaries(h: &Harness) {
     let l = h.ledger.dispatch(&l).await.expect("dispatch");
     h.ledger.mark_unknown(&l, "timeout".into()).await.expect("unknown");
 
-    h.clock.set(expires.sub(Duration::from_millis(1)));
+    h.clock.set(expires.saturating_sub(Duration::from_millis(1)));
     assert!(matches!(h.ledger.claim(&r).await, Ok(Claim::Replay { .. })));
     assert_eq!(h.ledger.purge_expired(h.now()).await.expect("purge"), 0);
     h.clock.set(expires);
@@ -520,7 +520,7 @@ async fn l22_l23_retention_and_boundaries(h: &Harness) {
     let pexp = record(h, &p).await.expires_at.expect("expiry");
     assert_eq!(
         h.ledger
-            .purge_expired(pexp.sub(Duration::from_millis(1)))
+            .purge_expired(pexp.saturating_sub(Duration::from_millis(1)))
             .await
             .expect("purge"),
         0
@@ -535,7 +535,7 @@ async fn l22_l23_retention_and_boundaries(h: &Harness) {
     // Lease boundary: live at expiry - 1 ms, expired exactly at expiry.
     let b = charge("pay INV-23");
     let lease = claim_ok(&*h.ledger, &b).await;
-    h.clock.set(lease.expires_at.sub(Duration::from_millis(1)));
+    h.clock.set(lease.expires_at.saturating_sub(Duration::from_millis(1)));
     assert!(err(h.ledger.claim(&b).await).is_in_progress());
     assert!(
         h.ledger
@@ -771,10 +771,12 @@ async fn l30_reconcile(h: &Harness) {
 async fn l31_randomised_history(h: &Harness) {
     #[derive(Debug, Clone)]
     enum Ev {
-        Dispatched(String),
+        Dispatched(String, i64),
+        Finished(String, i64, State),
         Replayed(String, String),
     }
     let history = Arc::new(Mutex::new(Vec::<Ev>::new()));
+    let push = |h: &Arc<Mutex<Vec<Ev>>>, ev: Ev| h.lock().unwrap_or_else(|e| e.into_inner()).push(ev);
     let keys: Vec<ClaimRequest> = (0..6)
         .map(|i| {
             let mut r = charge(&format!("random {i}"));
@@ -801,11 +803,10 @@ async fn l31_randomised_history(h: &Harness) {
                         if rng.random_bool(0.15) {
                             continue; // crash before dispatch
                         }
-                        let Ok(lease) = l.dispatch(&lease).await else { continue };
-                        history
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Ev::Dispatched(r.key.clone()));
+                        let Ok(lease) = l.dispatch(&lease).await else {
+                            continue;
+                        };
+                        push(&history, Ev::Dispatched(r.key.clone(), lease.attempt));
                         let how = match rng.random_range(0..5) {
                             0 => continue, // crash after dispatch
                             1 => Finish::OutcomeUnknown {
@@ -821,14 +822,13 @@ async fn l31_randomised_history(h: &Harness) {
                             _ => Finish::Succeeded(json!({"worker": w})),
                         };
                         match l.finish(&lease, how).await {
-                            Ok(_) => {}
+                            Ok(rec) => push(&history, Ev::Finished(r.key.clone(), lease.attempt, rec.state)),
                             Err(e) => assert!(e.is_stale(), "{e}"),
                         }
                     }
-                    Ok(Claim::Replay { outcome, .. }) => history
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(Ev::Replayed(r.key.clone(), outcome.value.to_string())),
+                    Ok(Claim::Replay { outcome, .. }) => {
+                        push(&history, Ev::Replayed(r.key.clone(), outcome.value.to_string()))
+                    }
                     Ok(Claim::OutcomeUnknown(_)) => {}
                     Err(e) => assert!(e.is_in_progress(), "{e}"),
                 }
@@ -839,11 +839,15 @@ async fn l31_randomised_history(h: &Harness) {
         j.await.expect("worker");
     }
     let history = history.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut dispatches: BTreeMap<String, u32> = BTreeMap::new();
+    let mut dispatched: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut finished: BTreeMap<(String, i64), State> = BTreeMap::new();
     let mut replays: BTreeMap<String, String> = BTreeMap::new();
     for ev in &history {
         match ev {
-            Ev::Dispatched(k) => *dispatches.entry(k.clone()).or_default() += 1,
+            Ev::Dispatched(k, a) => dispatched.entry(k.clone()).or_default().push(*a),
+            Ev::Finished(k, a, s) => {
+                assert!(finished.insert((k.clone(), *a), *s).is_none(), "finished twice");
+            }
             Ev::Replayed(k, v) => {
                 let first = replays.entry(k.clone()).or_insert_with(|| v.clone());
                 assert_eq!(first, v, "a replayed outcome changed for {k}");
@@ -851,26 +855,29 @@ async fn l31_randomised_history(h: &Harness) {
         }
     }
     for r in keys.iter() {
-        let n = dispatches.get(&r.key).copied().unwrap_or(0);
-        let rec = h.ledger.get(&r.user, &r.key).await.expect("get");
+        let mut attempts = dispatched.get(&r.key).cloned().unwrap_or_default();
+        attempts.sort_unstable();
+        let before = attempts.len();
+        attempts.dedup();
+        assert_eq!(before, attempts.len(), "one attempt dispatched twice for {}", r.key);
         if !r.idempotent {
-            // More than one dispatch is allowed only after a dispatch that
-            // provably had no effect (FailedRetryable); otherwise never.
-            if let Some(rec) = &rec {
-                if rec.state == State::OutcomeUnknown {
-                    assert!(n >= 1);
-                }
-            }
-            assert!(n <= rec.as_ref().map_or(0, |x| x.attempt as u32), "{n} dispatches");
-        }
-        if let Some(rec) = rec {
-            if rec.state.is_finished() {
-                assert!(
-                    replays
-                        .get(&r.key)
-                        .is_none_or(|v| { rec.replay_outcome().is_some_and(|o| &o.value.to_string() == v) })
+            // A non-idempotent call is dispatched again only after an attempt
+            // that provably had no effect.
+            for a in attempts.iter().take(attempts.len().saturating_sub(1)) {
+                assert_eq!(
+                    finished.get(&(r.key.clone(), *a)),
+                    Some(&State::FailedRetryable),
+                    "attempt {a} of {} was followed by another dispatch",
+                    r.key
                 );
             }
+        }
+        if let Some(rec) = h.ledger.get(&r.user, &r.key).await.expect("get")
+            && rec.state.is_finished()
+            && let Some(v) = replays.get(&r.key)
+        {
+            let stored = rec.replay_outcome().map(|o| o.value.to_string());
+            assert_eq!(stored.as_ref(), Some(v), "the stored outcome changed");
         }
     }
     assert!(!history.is_empty());
@@ -918,7 +925,7 @@ async fn renew_extends_lease(h: &Harness) {
     let lease = h.ledger.dispatch(&lease).await.expect("dispatch");
     h.clock.advance(LEASE - Duration::from_secs(1));
     let renewed = h.ledger.renew(&lease).await.expect("renew");
-    assert_eq!(renewed.expires_at, h.now().add(LEASE));
+    assert_eq!(renewed.expires_at, h.now().saturating_add(LEASE));
     h.clock.advance(Duration::from_secs(5));
     assert!(err(h.ledger.claim(&r).await).is_in_progress());
     h.ledger.complete(&renewed, json!("ok")).await.expect("complete");

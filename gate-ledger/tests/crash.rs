@@ -118,7 +118,7 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
         *outcome.steps_seen.entry(last).or_default() += 1;
         // Recovery as a restarted gate does it: every lease of the dead child
         // is expired by now (we look past it instead of sleeping).
-        let later = Timestamp::now().add(Duration::from_millis(LEASE_MS + 1_000));
+        let later = Timestamp::now().saturating_add(Duration::from_millis(LEASE_MS + 1_000));
         ledger.sweep_expired_leases(later, 1_000).await.expect("sweep");
     }
 
