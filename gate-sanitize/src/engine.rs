@@ -389,12 +389,11 @@ impl Engine {
                 match *action {
                     Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
                     Action::PemBegin => {
-                        if start >= st.pem_done {
-                            if let Some(c) = tokens::pem_at(text, start, &pem_ends, &self.pem_header, &self.pem_footer)
-                            {
-                                st.pem_done = c.end;
-                                cands.push(c);
-                            }
+                        if start >= st.pem_done
+                            && let Some(c) = tokens::pem_at(text, start, &pem_ends, &self.pem_header, &self.pem_footer)
+                        {
+                            st.pem_done = c.end;
+                            cands.push(c);
                         }
                     }
                     Action::PemEnd => {}
@@ -417,16 +416,16 @@ impl Engine {
                     Action::Localhost => addr::localhost_at(self, text, start, end, &mut cands),
                     Action::UrlHost => addr::url_host_at(self, text, end, &mut cands),
                     Action::Instruction(kind) => {
-                        if start >= st.instr_done {
-                            if let Some(e) = self.reflect.instruction_at(text, start, end, kind) {
-                                st.instr_done = e;
-                                cands.push(Cand {
-                                    start: e_start(text, start, kind),
-                                    end: e,
-                                    kind: Cow::Borrowed(KIND_INSTRUCTION),
-                                    category: Category::Instruction,
-                                });
-                            }
+                        if start >= st.instr_done
+                            && let Some(e) = self.reflect.instruction_at(text, start, end, kind)
+                        {
+                            st.instr_done = e;
+                            cands.push(Cand {
+                                start: e_start(text, start, kind),
+                                end: e,
+                                kind: Cow::Borrowed(KIND_INSTRUCTION),
+                                category: Category::Instruction,
+                            });
                         }
                     }
                 }
@@ -436,15 +435,15 @@ impl Engine {
         for c in &self.custom {
             for caps in c.re.captures_iter(text) {
                 let m = c.group.and_then(|g| caps.get(g)).or_else(|| caps.get(0));
-                if let Some(m) = m {
-                    if !m.is_empty() {
-                        cands.push(Cand {
-                            start: m.start(),
-                            end: m.end(),
-                            kind: Cow::Owned(c.kind.clone()),
-                            category: Category::Secret,
-                        });
-                    }
+                if let Some(m) = m
+                    && !m.is_empty()
+                {
+                    cands.push(Cand {
+                        start: m.start(),
+                        end: m.end(),
+                        kind: Cow::Owned(c.kind.clone()),
+                        category: Category::Secret,
+                    });
                 }
             }
         }
@@ -473,12 +472,17 @@ impl Engine {
         if rule.left_boundary && start > 0 && is_word(bytes[start - 1]) {
             return;
         }
-        // Several anchors of one rule (e.g. `session_token` inside
-        // `aws_session_token`) may point at the same start.
-        if st.last_secret == Some((i, start)) {
+        // A hit inside this rule's previous match (or a second anchor at
+        // the same start) is skipped: the match already looked there.
+        // Without this, `password=password=…` costs a full value scan per
+        // anchor, which is linear but with a large constant.
+        if st.rule_until.len() <= i {
+            st.rule_until.resize(SECRET_RULES.len(), 0);
+        }
+        if start < st.rule_until[i] {
             return;
         }
-        st.last_secret = Some((i, start));
+        st.rule_until[i] = start + 1;
         let window_end = floor_boundary(text, start.saturating_add(SECRET_WINDOW));
         let slice = &text[start..window_end];
         let Some(caps) = compiled.re.captures(slice) else {
@@ -487,6 +491,7 @@ impl Engine {
         let Some(whole) = caps.get(0) else {
             return;
         };
+        st.rule_until[i] = start + whole.end().max(1);
         if whole.end() == slice.len() && window_end < text.len() {
             // The window cut a longer token; a boundary seen at the cut is
             // not a real one.
@@ -550,11 +555,12 @@ impl Engine {
             let dropped = out.len() - at;
             out.truncate(at);
             segs.retain(|s| s.out.start < at);
-            if let Some(last) = segs.last_mut() {
-                if !last.placeholder && last.out.end > at {
-                    last.orig.end = last.orig.start + (at - last.out.start);
-                    last.out.end = at;
-                }
+            if let Some(last) = segs.last_mut()
+                && !last.placeholder
+                && last.out.end > at
+            {
+                last.orig.end = last.orig.start + (at - last.out.start);
+                last.out.end = at;
             }
             out.push_str(&format!("[truncated: {dropped} bytes]"));
             segs.push(Seg {
@@ -666,11 +672,11 @@ fn resolve(mut cands: Vec<Cand>) -> Vec<Cand> {
         if c.start >= c.end {
             continue;
         }
-        if let Some(last) = out.last_mut() {
-            if c.start < last.end {
-                last.end = last.end.max(c.end);
-                continue;
-            }
+        if let Some(last) = out.last_mut()
+            && c.start < last.end
+        {
+            last.end = last.end.max(c.end);
+            continue;
         }
         out.push(c);
     }
@@ -741,7 +747,8 @@ struct ScanState {
     v6_done: usize,
     host_done: usize,
     instr_done: usize,
-    last_secret: Option<(usize, usize)>,
+    /// Per secret rule, where its last match (or attempt) ended.
+    rule_until: Vec<usize>,
 }
 
 pub(crate) fn is_word(b: u8) -> bool {

@@ -446,7 +446,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-secret",
             &["secret"],
-            r#"(?i:secret)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_\-.~]{12,512})"#,
+            r#"(?i:secret)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
         )),
         Check::Entropy,
     ),
@@ -454,7 +454,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-token",
             &["token"],
-            r#"(?i:token)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_\-.~]{12,512})"#,
+            r#"(?i:token)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
         )),
         Check::Entropy,
     ),
@@ -462,7 +462,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-key",
             &["key"],
-            r#"(?i:key)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_\-.~]{12,512})"#,
+            r#"(?i:key)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
         )),
         Check::Entropy,
     ),

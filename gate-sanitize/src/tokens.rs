@@ -158,10 +158,10 @@ pub(crate) fn plausible_password(s: &str) -> bool {
         return false;
     }
     let mut chars = s.chars();
-    if let Some(c0) = chars.next() {
-        if chars.all(|c| c == c0) {
-            return false;
-        }
+    if let Some(c0) = chars.next()
+        && chars.all(|c| c == c0)
+    {
+        return false;
     }
     let has_digit = s.bytes().any(|b| b.is_ascii_digit());
     let has_symbol = s.bytes().any(|b| !b.is_ascii_alphanumeric());

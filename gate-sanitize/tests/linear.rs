@@ -1,0 +1,92 @@
+//! Linear time on adversarial input: 10 MB built from the shapes that make
+//! naive detectors quadratic (anchors repeated back to back, unterminated
+//! PEM headers, endless hostname and IPv6 runs, one huge line, one huge
+//! stack trace). The test asserts that sanitizing finishes within a
+//! generous bound and still does its job; it measures nothing tight.
+
+use gate_sanitize::Sanitizer;
+use std::sync::mpsc;
+use std::time::Duration;
+
+const MB: usize = 1024 * 1024;
+
+/// Repeats `unit` up to `len` bytes.
+fn fill(unit: &str, len: usize) -> String {
+    let mut s = unit.repeat(len / unit.len() + 1);
+    s.truncate(len);
+    while !s.is_char_boundary(s.len()) {
+        s.pop();
+    }
+    s
+}
+
+fn adversarial(total: usize) -> String {
+    let shapes = [
+        "AKIA",
+        "ghp_",
+        "pypi-AgEIcHlwaS5vcmc",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "a.local.-",
+        "::",
+        "fd",
+        "10.",
+        "1.10.0.",
+        "://",
+        "eyJ",
+        "password=",
+        "key=key=",
+        "ignore ",
+        "system:",
+        "  at x(",
+        "\n\tat a.B(C.java:1)",
+        "\n  File \"x.py\", line 1",
+        "x",
+        "Authorization: Bearer ",
+        "sig=",
+        "-us",
+        ":AA",
+        "Q~",
+    ];
+    let per = total / shapes.len();
+    let mut s = String::with_capacity(total + 64);
+    for shape in shapes {
+        s.push_str(&fill(shape, per));
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn ten_megabytes_of_worst_case_input_finish_in_linear_time() {
+    let input = adversarial(10 * MB);
+    assert!(input.len() >= 10 * MB - 64);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let s = Sanitizer::builder().max_len(usize::MAX).build().unwrap();
+        let out = s.sanitize(&input);
+        let _ = tx.send((input.len(), out.text.len(), out.findings.len()));
+    });
+    let (in_len, out_len, findings) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("sanitizing 10 MB of adversarial input did not finish within 60 s");
+    assert!(findings > 0, "the adversarial input contains real findings");
+    assert!(out_len <= in_len + 75 * findings);
+}
+
+#[test]
+fn one_huge_line_and_one_huge_trace_are_linear() {
+    let mut input = String::from("java.lang.IllegalStateException: boom\n");
+    input.push_str(&"\tat com.acme.A.b(A.java:1)\n".repeat(3 * MB / 27));
+    input.push_str("after\n");
+    input.push_str(&fill("word 10.0.0.1 ", 3 * MB));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let out = Sanitizer::default().sanitize(&input);
+        let _ = tx.send(out.text);
+    });
+    let text = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("did not finish within 60 s");
+    assert!(text.starts_with("java.lang.IllegalStateException: boom\n[stack trace removed]\nafter\n"));
+    assert!(text.len() <= gate_sanitize::DEFAULT_MAX_LEN);
+}
