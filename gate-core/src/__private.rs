@@ -26,9 +26,63 @@ pub trait ToolArg {
     type Checked;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + schemars::JsonSchema> ToolArg for T {
     type Checked = T;
 }
+
+/// Finds the JSON default of an `#[arg(default)]` parameter type: its
+/// `Default` value when the type is also `Serialize`, otherwise nothing. The
+/// choice is made by method resolution on the concrete type (autoref
+/// specialization), so a type without `Serialize` is fine, just undocumented.
+pub struct DefaultProbe<T>(std::marker::PhantomData<T>);
+
+impl<T> DefaultProbe<T> {
+    /// A probe for `T`.
+    pub const fn new() -> Self {
+        DefaultProbe(std::marker::PhantomData)
+    }
+}
+
+impl<T> Default for DefaultProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when the type serializes.
+pub trait DefaultViaSerialize {
+    /// The default as JSON.
+    fn default_json(&self) -> Option<Value>;
+}
+
+impl<T: Default + Serialize> DefaultViaSerialize for DefaultProbe<T> {
+    fn default_json(&self) -> Option<Value> {
+        serde_json::to_value(T::default()).ok()
+    }
+}
+
+/// Chosen otherwise.
+pub trait DefaultUnknown {
+    /// No default to show.
+    fn default_json(&self) -> Option<Value>;
+}
+
+impl<T> DefaultUnknown for &DefaultProbe<T> {
+    fn default_json(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// Records a property's default in the schema.
+pub fn set_default(schema: &mut Value, property: &str, default: Option<Value>) {
+    if let (Some(default), Some(Value::Object(p))) = (default, schema.pointer_mut(&format!("/properties/{property}"))) {
+        p.insert("default".to_owned(), default);
+    }
+}
+
+/// Compile-time check that `T` can be a tool argument; never called.
+pub const fn assert_tool_arg<T: ToolArg + ?Sized>() {}
 
 /// The success type of a tool must serialize to JSON for the model.
 #[diagnostic::on_unimplemented(
@@ -41,6 +95,7 @@ pub trait ToolOutput {
     fn into_output(self) -> Result<Value, ToolError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize> ToolOutput for T {
     fn into_output(self) -> Result<Value, ToolError> {
         serde_json::to_value(self).map_err(ToolError::internal)
@@ -58,6 +113,7 @@ pub trait ToolErrorInto {
     fn into_tool_error(self) -> ToolError;
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<ToolError>> ToolErrorInto for E {
     fn into_tool_error(self) -> ToolError {
         self.into()
@@ -75,6 +131,7 @@ pub trait ToolResult {
     fn into_result(self) -> Result<Value, ToolError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize, E: Into<ToolError>> ToolResult for Result<T, E> {
     fn into_result(self) -> Result<Value, ToolError> {
         self.map_err(Into::into).and_then(ToolOutput::into_output)

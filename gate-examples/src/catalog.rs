@@ -195,6 +195,25 @@ pub fn import_categories(
     ack(root)
 }
 
+/// Update a contact; every field is optional.
+#[tool(idempotent)]
+pub fn update_contact(
+    /// Contact id.
+    #[arg(key, rename = "contactId")]
+    contact_id: u64,
+    /// New address, if it changed.
+    address: Option<Address>,
+    /// Preferred shipping speed, if any.
+    speed: Option<Speed>,
+    /// Tags to set.
+    #[arg(default)]
+    tags: Vec<String>,
+    /// Credit score between 0 and 1.
+    score: Option<f64>,
+) -> Result<Ack, ToolError> {
+    Ok(ack((contact_id, address, speed, tags, score)))
+}
+
 /// Every example tool.
 pub fn toolbox() -> Toolbox {
     toolbox![
@@ -204,6 +223,7 @@ pub fn toolbox() -> Toolbox {
         set_attributes,
         move_pallet,
         store_document,
-        import_categories
+        import_categories,
+        update_contact
     ]
 }

@@ -100,13 +100,12 @@ fn set_flag(cx: &mut Ctxt, slot: &mut Flag, meta: &Meta, attr: &str) {
             meta,
             format!("`{name}` is a flag and takes no value: write `#[{attr}({name})]`"),
         );
-        return;
-    }
-    if slot.is_some() {
+        // Still counted as given, so its absence causes no second error.
+    } else if slot.is_some() {
         cx.error_spanned_by(meta, format!("duplicate `#[{attr}]` key `{name}`"));
         return;
     }
-    *slot = Some(meta.span());
+    slot.get_or_insert(meta.span());
 }
 
 /// Sets a string value, refusing other literals and a second occurrence.

@@ -202,10 +202,10 @@ fn ctx_is_single_and_typed(cx: &mut Ctxt, f: &ToolFn<'_>) {
 /// they must be owned.
 fn args_are_owned_values(cx: &mut Ctxt, f: &ToolFn<'_>) {
     for (p, _, _) in f.args() {
-        if let Type::Reference(r) = p.ty {
-            if type_name(p.ty).is_none_or(|n| n != "Ctx") {
-                cx.error_spanned_by(r, "tool arguments are deserialized from the model's JSON and must be owned: use `String` for `&str`, `Vec<T>` for `&[T]`");
-            }
+        if let Type::Reference(r) = p.ty
+            && type_name(p.ty).is_none_or(|n| n != "Ctx")
+        {
+            cx.error_spanned_by(r, "tool arguments are deserialized from the model's JSON and must be owned: use `String` for `&str`, `Vec<T>` for `&[T]`");
         }
         if let Type::ImplTrait(t) = p.ty {
             cx.error_spanned_by(
@@ -241,13 +241,13 @@ fn arg_names_are_portable_and_unique(cx: &mut Ctxt, f: &ToolFn<'_>) {
 /// expected something else to happen.
 fn default_is_not_on_option(cx: &mut Ctxt, f: &ToolFn<'_>) {
     for (p, attrs, _) in f.args() {
-        if let Some(span) = attrs.default {
-            if type_name(p.ty).is_some_and(|n| n == "Option") {
-                cx.error_at(
-                    span,
-                    "`Option` arguments are already optional (absent means `None`); remove `#[arg(default)]`",
-                );
-            }
+        if let Some(span) = attrs.default
+            && type_name(p.ty).is_some_and(|n| n == "Option")
+        {
+            cx.error_at(
+                span,
+                "`Option` arguments are already optional (absent means `None`); remove `#[arg(default)]`",
+            );
         }
     }
 }

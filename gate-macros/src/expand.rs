@@ -79,10 +79,11 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         vis: &original.vis,
         ident: &original.sig.ident,
     };
-    let generated = if cx.has_errors() {
-        fallback(&target, &attrs)
-    } else {
-        generate(&model, &attrs, &target)
+    let generated = match (cx.has_errors(), model.receiver) {
+        // A method inside a plain impl: no items can be generated there.
+        (true, Some(_)) => TokenStream::new(),
+        (true, None) => fallback(&target, &attrs),
+        (false, _) => generate(&model, &attrs, &target),
     };
     let errors = cx.into_compile_errors();
     quote!(#func #generated #errors)
@@ -146,7 +147,7 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         found.push((method.clone(), tokens, tool_attr.span()));
         strip_param_helpers(&mut method.sig);
     }
-    if found.is_empty() {
+    if found.is_empty() && block.trait_.is_none() {
         cx.error_at(Span::call_site(), "`#[tools]` impl has no `#[tool]` methods");
     }
     let mut generated = Vec::new();
@@ -284,15 +285,48 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
         .map(|(p, _, _)| p.json_name())
         .collect();
 
-    let fields = model.args().map(|(p, a, docs)| {
+    // The argument struct is generic over its field types, so its derived
+    // impls cannot fail; it is used only as `Args<<T as ToolArg>::Checked, …>`
+    // with each projection spanned on the user's type. A type that is not a
+    // valid argument fails there, once, with ToolArg's message, and becomes an
+    // error type that silences every later use.
+    let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
+    let fields = model.args().zip(&type_params).map(|((p, a, docs), param)| {
         let ident = p.ident;
-        let ty = p.ty;
-        let checked = quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked);
         let doc = docs.as_ref().map(|d| quote!(#[doc = #d]));
         let default = a.default.map(|_| quote!(#[serde(default)]));
         let rename = a.rename.as_ref().map(|r| quote!(#[serde(rename = #r)]));
-        quote!(#doc #default #rename #ident: #checked)
+        quote!(#doc #default #rename #ident: #param)
     });
+    let checked_types = model.args().map(|(p, _, _)| {
+        let ty = p.ty;
+        quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
+    });
+    let args_type = quote!(#args_ident<#(#checked_types),*>);
+    let defaults = model.args().filter(|(_, a, _)| a.default.is_some()).map(|(p, _, _)| {
+        let ty = p.ty;
+        let json_name = p.json_name();
+        quote! {
+            ::gate::__private::set_default(&mut schema, #json_name, {
+                #[allow(unused_imports)]
+                use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};
+                (&::gate::__private::DefaultProbe::<#ty>::new()).default_json()
+            });
+        }
+    });
+    let arg_checks = model.args().map(|(p, _, _)| {
+        let ty = p.ty;
+        quote_spanned!(ty.span()=> ::gate::__private::assert_tool_arg::<#ty>();)
+    });
+    // Derives copy bounds declared here into their impls; `#[arg(default)]`
+    // fields need `Default`, which schemars' derive does not infer.
+    let type_param_decls = model
+        .args()
+        .zip(&type_params)
+        .map(|((_, a, _), param)| match a.default {
+            Some(_) => quote!(#param: ::core::default::Default),
+            None => quote!(#param),
+        });
     let call_args = model.params.iter().map(|p| match &p.kind {
         ParamKind::Arg { .. } => {
             let ident = p.ident;
@@ -337,7 +371,7 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
         #[derive(::gate::__private::serde::Deserialize, ::gate::__private::schemars::JsonSchema)]
         #[serde(crate = "::gate::__private::serde", deny_unknown_fields)]
         #[schemars(crate = "::gate::__private::schemars")]
-        #vis struct #args_ident {
+        #vis struct #args_ident<#(#type_param_decls),*> {
             #(#fields),*
         }
 
@@ -348,6 +382,7 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
         impl #tool_ident {
             #[doc(hidden)]
             pub const NAME: &'static str = #name;
+            const _ARGS_ARE_VALID: () = { #(#arg_checks)* };
         }
 
         impl ::gate::__private::Tool for #tool_ident {
@@ -365,7 +400,11 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
                         key_args: &[#(#key_args),*],
                         origin: ::core::concat!(::core::module_path!(), "::", #display),
                     },
-                    ::gate::__private::args_schema::<#args_ident>(),
+                    {
+                        let mut schema = ::gate::__private::args_schema::<#args_type>();
+                        #(#defaults)*
+                        schema
+                    },
                 ))
             }
 
@@ -374,7 +413,7 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
                 __ctx: &'a ::gate::__private::Ctx,
                 __arguments: &'a str,
             ) -> ::gate::__private::ToolFuture<'a> {
-                let __args: #args_ident = match ::gate::__private::parse_args(__arguments) {
+                let __args: #args_type = match ::gate::__private::parse_args(__arguments) {
                     ::core::result::Result::Ok(args) => args,
                     ::core::result::Result::Err(error) => return ::gate::__private::ready_err(error),
                 };

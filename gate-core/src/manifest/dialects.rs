@@ -111,6 +111,8 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
             type_arrays_to_any_of(&mut s)?;
             any_of_null_to_nullable(&mut s)?;
             const_to_enum(&mut s)?;
+            any_of_values_to_enum(&mut s)?;
+            isolate_any_of(&mut s)?;
             stringify_enums(&mut s)?;
             move_keywords_to_description(&mut s, GEMINI_DESCRIBED)?;
             check_gemini_property_names(&mut s)?;
@@ -121,6 +123,7 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
             let name = "Gemini `parametersJsonSchema`";
             common(&mut s, Recursion::Keep, STANDARD_FORMATS)?;
             refuse_keywords(&mut s, GEMINI_REFUSED, name)?;
+            give_tuples_items(&mut s, false)?;
             type_arrays_to_any_of(&mut s)?;
             const_to_enum(&mut s)?;
             refuse_non_scalar_enums(&mut s, name)?;
@@ -132,6 +135,8 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
             inline_refs(&mut s, Recursion::Keep)?;
             boolean_schemas_to_objects(&mut s)?;
             restrict_formats(&mut s, STANDARD_FORMATS)?;
+            // MCP clients forward schemas to providers that reject arrays without `items`.
+            give_tuples_items(&mut s, false)?;
         }
     }
     Ok(s)

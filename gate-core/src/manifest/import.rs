@@ -150,12 +150,12 @@ fn from_gemini(schema: &Value) -> Result<Value, Problem> {
         let kind = node.get("type").and_then(Value::as_str).map(str::to_owned);
         if node.get("format").and_then(Value::as_str) == Some("enum") {
             node.shift_remove("format");
-            if let (Some(Value::Array(values)), Some(k)) = (node.get_mut("enum"), kind.as_deref()) {
-                if k != "string" {
-                    for v in values.iter_mut() {
-                        if let Some(parsed) = v.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
-                            *v = parsed;
-                        }
+            if let (Some(Value::Array(values)), Some(k)) = (node.get_mut("enum"), kind.as_deref())
+                && k != "string"
+            {
+                for v in values.iter_mut() {
+                    if let Some(parsed) = v.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+                        *v = parsed;
                     }
                 }
             }

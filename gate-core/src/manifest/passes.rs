@@ -115,10 +115,10 @@ pub(crate) fn boolean_schemas_to_objects(root: &mut Value) -> Result<(), Problem
                     Value::Array(list) => list.iter_mut().for_each(convert),
                     other => convert(other),
                 }
-            } else if MAPS.contains(&key.as_str()) {
-                if let Value::Object(children) = child {
-                    children.values_mut().for_each(convert);
-                }
+            } else if MAPS.contains(&key.as_str())
+                && let Value::Object(children) = child
+            {
+                children.values_mut().for_each(convert);
             }
         }
         Ok(())
@@ -161,13 +161,12 @@ pub(crate) fn one_of_to_any_of(root: &mut Value) -> Result<(), Problem> {
 pub(crate) fn flatten_single_all_of(root: &mut Value) -> Result<(), Problem> {
     each_object(root, &mut |node, _| {
         let single = matches!(node.get("allOf"), Some(Value::Array(list)) if list.len() == 1);
-        if single {
-            if let Some(Value::Array(mut list)) = node.shift_remove("allOf") {
-                if let Some(Value::Object(branch)) = list.pop() {
-                    for (key, value) in branch {
-                        node.entry(key).or_insert(value);
-                    }
-                }
+        if single
+            && let Some(Value::Array(mut list)) = node.shift_remove("allOf")
+            && let Some(Value::Object(branch)) = list.pop()
+        {
+            for (key, value) in branch {
+                node.entry(key).or_insert(value);
             }
         }
         Ok(())
@@ -305,10 +304,10 @@ pub(crate) fn move_keywords_to_description(root: &mut Value, keywords: &[&str]) 
         for keyword in keywords {
             // minItems 0 and 1 are the values Anthropic strict keeps.
             if *keyword == "minItems>1" {
-                if node.get("minItems").and_then(Value::as_u64).is_some_and(|n| n > 1) {
-                    if let Some(v) = node.shift_remove("minItems") {
-                        removed.push(format!("minItems {}", render_value(&v)));
-                    }
+                if node.get("minItems").and_then(Value::as_u64).is_some_and(|n| n > 1)
+                    && let Some(v) = node.shift_remove("minItems")
+                {
+                    removed.push(format!("minItems {}", render_value(&v)));
                 }
                 continue;
             }
@@ -514,6 +513,71 @@ pub(crate) fn any_of_null_to_nullable(root: &mut Value) -> Result<(), Problem> {
     })
 }
 
+/// An `anyOf` whose branches are single values of one type (what schemars
+/// emits for a unit enum with documented variants) becomes one `enum`, the
+/// variants' descriptions kept in the description: Gemini handles enums far
+/// better than unions, and allows nothing beside an `anyOf`.
+pub(crate) fn any_of_values_to_enum(root: &mut Value) -> Result<(), Problem> {
+    each_object(root, &mut |node, _| {
+        let Some(Value::Array(branches)) = node.get("anyOf") else {
+            return Ok(());
+        };
+        let mut kind = None;
+        let mut values = Vec::new();
+        let mut notes = Vec::new();
+        for branch in branches {
+            let Some(b) = branch.as_object() else { return Ok(()) };
+            if b.keys()
+                .any(|k| !matches!(k.as_str(), "type" | "enum" | "description" | "title"))
+            {
+                return Ok(());
+            }
+            let (Some(t), Some(Value::Array(vals))) = (b.get("type"), b.get("enum")) else {
+                return Ok(());
+            };
+            if kind.get_or_insert(t) != &t || vals.len() != 1 {
+                return Ok(());
+            }
+            if let Some(d) = b.get("description").and_then(Value::as_str) {
+                notes.push(format!("{} ({})", render_value(&vals[0]), d.trim_end_matches('.')));
+            }
+            values.push(vals[0].clone());
+        }
+        let Some(kind) = kind.cloned() else { return Ok(()) };
+        node.shift_remove("anyOf");
+        node.insert("type".to_owned(), kind);
+        node.insert("enum".to_owned(), Value::Array(values));
+        if !notes.is_empty() {
+            append_note(node, &format!("Values: {}.", notes.join(", ")));
+        }
+        Ok(())
+    })
+}
+
+/// Gemini (Vertex) accepts nothing beside `anyOf`: a `nullable` moves into
+/// each branch, annotations are dropped.
+pub(crate) fn isolate_any_of(root: &mut Value) -> Result<(), Problem> {
+    each_object(root, &mut |node, _| {
+        if !node.contains_key("anyOf") || node.len() == 1 {
+            return Ok(());
+        }
+        let nullable = node.get("nullable") == Some(&Value::Bool(true));
+        let Some(Value::Array(mut branches)) = node.shift_remove("anyOf") else {
+            return Ok(());
+        };
+        if nullable {
+            for branch in branches.iter_mut() {
+                if let Value::Object(b) = branch {
+                    b.insert("nullable".to_owned(), Value::Bool(true));
+                }
+            }
+        }
+        node.clear();
+        node.insert("anyOf".to_owned(), Value::Array(branches));
+        Ok(())
+    })
+}
+
 /// `const: x` becomes `enum: [x]` for dialects without `const`.
 pub(crate) fn const_to_enum(root: &mut Value) -> Result<(), Problem> {
     each_object(root, &mut |node, _| {
@@ -588,11 +652,11 @@ pub(crate) fn uppercase_types(root: &mut Value) -> Result<(), Problem> {
 /// they write the arguments.
 pub(crate) fn add_property_ordering(root: &mut Value) -> Result<(), Problem> {
     each_object(root, &mut |node, _| {
-        if let Some(Value::Object(properties)) = node.get("properties") {
-            if properties.len() > 1 {
-                let order: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
-                node.insert("propertyOrdering".to_owned(), Value::Array(order));
-            }
+        if let Some(Value::Object(properties)) = node.get("properties")
+            && properties.len() > 1
+        {
+            let order: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
+            node.insert("propertyOrdering".to_owned(), Value::Array(order));
         }
         Ok(())
     })
@@ -663,7 +727,11 @@ pub(crate) fn refuse_required_recursion(root: &mut Value) -> Result<(), Problem>
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         for (name, schema) in properties {
-            if required.contains(&name.as_str()) && schema.get("$ref").is_some() {
+            let wrapped_ref = schema
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.len() == 1 && branches[0].get("$ref").is_some());
+            if required.contains(&name.as_str()) && (schema.get("$ref").is_some() || wrapped_ref) {
                 return Err(Problem::at(
                     &format!("{path}/properties/{}", escape(name)),
                     "a recursive type in a required property cannot be expressed in Gemini `parametersJsonSchema`; make it an Option",
@@ -741,7 +809,7 @@ mod tests {
             json!({"type": ["string", "null"], "enum": ["x", null]})
         );
         assert_eq!(s["properties"]["c"]["anyOf"][1], json!({"type": "null"}));
-        assert_eq!(s["properties"]["d"]["anyOf"][0]["properties"], json!({}));
+        assert_eq!(s["properties"]["d"]["type"], json!(["object", "null"]));
         assert_eq!(s["properties"]["d"]["description"], "D");
         assert_eq!(s["properties"]["e"]["type"], json!(["string", "null"]));
     }

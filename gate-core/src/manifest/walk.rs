@@ -81,11 +81,11 @@ pub(crate) fn post_order(
                         post_order(item, &format!("{here}/{}", escape(name)), visit)?;
                     }
                 }
-            } else if LISTS.contains(&key.as_str()) {
-                if let Value::Array(list) = child {
-                    for (i, item) in list.iter_mut().enumerate() {
-                        post_order(item, &format!("{here}/{i}"), visit)?;
-                    }
+            } else if LISTS.contains(&key.as_str())
+                && let Value::Array(list) = child
+            {
+                for (i, item) in list.iter_mut().enumerate() {
+                    post_order(item, &format!("{here}/{i}"), visit)?;
                 }
             }
         }
@@ -93,12 +93,12 @@ pub(crate) fn post_order(
     visit(node, path)
 }
 
+/// A pass's work on one object subschema, given its JSON Pointer.
+pub(crate) type ObjectVisitor<'a> = dyn FnMut(&mut Map<String, Value>, &str) -> Result<(), Problem> + 'a;
+
 /// Applies `visit` to every subschema that is an object (boolean schemas are
 /// turned into objects by an earlier pass in every dialect).
-pub(crate) fn each_object(
-    root: &mut Value,
-    visit: &mut dyn FnMut(&mut Map<String, Value>, &str) -> Result<(), Problem>,
-) -> Result<(), Problem> {
+pub(crate) fn each_object(root: &mut Value, visit: &mut ObjectVisitor<'_>) -> Result<(), Problem> {
     post_order(root, "", &mut |node, path| match node {
         Value::Object(map) => visit(map, path),
         _ => Ok(()),
@@ -156,32 +156,30 @@ pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), 
         kept_defs.insert(name, def);
     }
     if !kept_defs.is_empty() {
-        // Kept references all point at #/$defs/NAME: rewrite `definitions` refs.
-        each_object(root, &mut |node, _| {
-            if let Some(Value::String(r)) = node.get_mut("$ref") {
-                if let Some(name) = r.strip_prefix("#/definitions/") {
-                    *r = format!("#/$defs/{name}");
-                }
-            }
-            Ok(())
-        })?;
+        // Kept definitions all move to #/$defs/NAME.
+        point_refs_at_defs(root)?;
         let mut sorted: Vec<(String, Value)> = kept_defs.into_iter().collect();
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, def) in sorted.iter_mut() {
-            each_object(def, &mut |node, _| {
-                if let Some(Value::String(r)) = node.get_mut("$ref") {
-                    if let Some(name) = r.strip_prefix("#/definitions/") {
-                        *r = format!("#/$defs/{name}");
-                    }
-                }
-                Ok(())
-            })?;
+            point_refs_at_defs(def)?;
         }
         if let Value::Object(map) = root {
             map.insert("$defs".to_owned(), Value::Object(sorted.into_iter().collect()));
         }
     }
     Ok(())
+}
+
+/// Rewrites draft-07 `#/definitions/X` references to `#/$defs/X`.
+fn point_refs_at_defs(schema: &mut Value) -> Result<(), Problem> {
+    each_object(schema, &mut |node, _| {
+        if let Some(Value::String(r)) = node.get_mut("$ref")
+            && let Some(name) = r.strip_prefix("#/definitions/")
+        {
+            *r = format!("#/$defs/{name}");
+        }
+        Ok(())
+    })
 }
 
 /// The references that are part of a cycle (including `#`, the root itself).
@@ -200,10 +198,10 @@ fn recursive_refs(defs: &BTreeMap<String, Value>, root: &Value) -> BTreeSet<Stri
                 recursive.insert(start.clone());
                 break;
             }
-            if seen.insert(next.clone()) {
-                if let Some(out) = edges.get(next.as_str()) {
-                    stack.extend(out.iter().cloned());
-                }
+            if seen.insert(next.clone())
+                && let Some(out) = edges.get(next.as_str())
+            {
+                stack.extend(out.iter().cloned());
             }
         }
     }

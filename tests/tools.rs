@@ -1,0 +1,295 @@
+//! What `#[tool]`, `#[tools]` and `toolbox!` generate, seen from the runtime:
+//! metadata, schemas, calls of every signature shape, and toolbox rules.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use gate::{Ctx, DynamicTool, Effects, ToolError, ToolSpec, Toolbox, call_contained, tool, toolbox, tools};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A customer record.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct Customer {
+    /// Email.
+    pub email: String,
+}
+
+/// Find a customer by email.
+#[tool(read_only, discovery = "list_customers", widen = "search by the email's domain", scopes = ["crm:read"])]
+async fn customer(
+    /// The customer's email address.
+    email: String,
+    /// Include the order history.
+    #[arg(default)]
+    include_history: bool,
+) -> Result<Customer, ToolError> {
+    if email.is_empty() {
+        return Err(ToolError::Empty);
+    }
+    let _ = include_history;
+    Ok(Customer { email })
+}
+
+/// List every customer.
+#[tool(read_only, name = "list_customers", title = "All customers")]
+fn list_all() -> Vec<String> {
+    vec!["a@example.com".into()]
+}
+
+/// Charge a card.
+#[tool(destructive, external)]
+async fn charge_card(
+    #[ctx] ctx: &Ctx,
+    #[arg(key)] customer_id: String,
+    #[arg(key, rename = "amountCents")] amount_cents: u64,
+    /// Free text.
+    note: Option<String>,
+) -> Result<Value, ToolError> {
+    Ok(json!({"key": ctx.intent_key(), "customer": customer_id, "amount": amount_cents, "note": note}))
+}
+
+/// Count with an owned context.
+#[tool(idempotent)]
+fn owned_ctx(#[ctx] ctx: Ctx) -> String {
+    ctx.task_id().to_owned()
+}
+
+/// Read a file.
+#[tool(read_only)]
+fn read_config(path: String) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}
+
+/// Always panics.
+#[tool(read_only)]
+fn boom() -> u8 {
+    panic!("the tool exploded")
+}
+
+mod nested {
+    use gate::tool;
+
+    /// A tool in a module.
+    #[tool(read_only)]
+    pub fn ping() -> &'static str {
+        "pong"
+    }
+}
+
+fn ctx(tool: &str) -> Ctx {
+    Ctx::new("task-1", "user-1", "call-1", tool, "intent-1")
+}
+
+async fn call(toolbox: &Toolbox, name: &str, args: &str) -> Result<Value, ToolError> {
+    let tool = toolbox.get(name).expect("tool exists");
+    call_contained(tool.as_ref(), &ctx(name), args).await
+}
+
+fn all() -> Toolbox {
+    toolbox![
+        customer,
+        list_all,
+        charge_card,
+        owned_ctx,
+        read_config,
+        boom,
+        nested::ping
+    ]
+}
+
+#[test]
+fn metadata_comes_from_attributes_and_docs() {
+    let tools = all();
+    assert_eq!(
+        tools.names(),
+        [
+            "customer",
+            "list_customers",
+            "charge_card",
+            "owned_ctx",
+            "read_config",
+            "boom",
+            "ping"
+        ]
+    );
+    let spec = tools.get("customer").unwrap().spec();
+    assert_eq!(spec.description(), "Find a customer by email.");
+    assert!(spec.effects().is_read_only() && spec.effects().is_retry_safe());
+    assert_eq!(spec.discovery(), Some("list_customers"));
+    assert_eq!(spec.widen(), Some("search by the email's domain"));
+    assert_eq!(spec.scopes(), ["crm:read"]);
+    assert!(spec.origin().ends_with("::customer`"), "{}", spec.origin());
+    let listing = tools.get("list_customers").unwrap().spec();
+    assert_eq!(listing.title(), Some("All customers"));
+    let charge = tools.get("charge_card").unwrap().spec();
+    assert_eq!(charge.key_args(), ["customer_id", "amountCents"]);
+    assert!(charge.effects().is_destructive() && charge.effects().is_external() && !charge.effects().is_retry_safe());
+}
+
+#[test]
+fn schema_lists_arguments_in_order_without_the_context() {
+    let tools = all();
+    let schema = tools.get("customer").unwrap().spec().input_schema().clone();
+    assert_eq!(
+        schema["properties"]["email"]["description"],
+        "The customer's email address."
+    );
+    assert_eq!(schema["properties"]["include_history"]["default"], false);
+    assert_eq!(schema["required"], json!(["email"]));
+    assert_eq!(schema["additionalProperties"], false);
+    assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
+    let charge = tools.get("charge_card").unwrap().spec().input_schema().clone();
+    let keys: Vec<&String> = charge["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["customer_id", "amountCents", "note"]);
+    let empty = tools.get("list_customers").unwrap().spec().input_schema().clone();
+    assert_eq!(empty["type"], "object");
+}
+
+#[tokio::test]
+async fn calls_reach_async_sync_and_context_taking_tools() {
+    let tools = all();
+    assert_eq!(
+        call(&tools, "customer", r#"{"email":"a@b.c"}"#).await.unwrap(),
+        json!({"email": "a@b.c"})
+    );
+    assert!(matches!(
+        call(&tools, "customer", r#"{"email":""}"#).await,
+        Err(ToolError::Empty)
+    ));
+    assert_eq!(
+        call(&tools, "list_customers", "{}").await.unwrap(),
+        json!(["a@example.com"])
+    );
+    let charged = call(&tools, "charge_card", r#"{"customer_id":"c1","amountCents":500}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        charged,
+        json!({"key": "intent-1", "customer": "c1", "amount": 500, "note": null})
+    );
+    assert_eq!(call(&tools, "owned_ctx", "{}").await.unwrap(), json!("task-1"));
+    assert_eq!(call(&tools, "ping", "{}").await.unwrap(), json!("pong"));
+}
+
+#[tokio::test]
+async fn error_types_convert_into_failure_classes() {
+    let tools = all();
+    let missing = call(&tools, "read_config", r#"{"path":"/definitely/not/here"}"#).await;
+    assert!(matches!(missing, Err(ToolError::NotFound)), "{missing:?}");
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_internal_error() {
+    let tools = all();
+    let err = call(&tools, "boom", "{}").await.unwrap_err();
+    assert!(matches!(err, ToolError::Internal(_)));
+    assert_eq!(
+        err.to_string(),
+        "internal error",
+        "the panic message stays out of the model's text"
+    );
+    assert!(
+        std::error::Error::source(&err)
+            .unwrap()
+            .to_string()
+            .contains("the tool exploded")
+    );
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_deserialize_are_an_internal_error_not_a_panic() {
+    let tools = all();
+    // The runtime validates first; a tool handed bad text anyway must not panic.
+    let err = call(&tools, "customer", r#"{"email": 5}"#).await.unwrap_err();
+    assert!(matches!(err, ToolError::Internal(_)));
+}
+
+/// Shared state for method tools.
+struct Crm {
+    calls: AtomicU32,
+    log: Mutex<Vec<String>>,
+}
+
+#[tools]
+impl Crm {
+    /// Count a visit.
+    #[tool(idempotent)]
+    async fn visit(&self, who: String) -> u32 {
+        self.log.lock().unwrap().push(who);
+        self.calls.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// How many visits so far.
+    #[tool(read_only, name = "visit_count")]
+    fn count(&self) -> u32 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn not_a_tool(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}
+
+#[tokio::test]
+async fn method_tools_share_their_impls_state() {
+    let crm = Crm {
+        calls: AtomicU32::new(0),
+        log: Mutex::new(Vec::new()),
+    };
+    assert_eq!(crm.not_a_tool(), 0);
+    let tools = crm.into_toolbox();
+    assert_eq!(tools.names(), ["visit", "visit_count"]);
+    assert_eq!(call(&tools, "visit", r#"{"who":"ann"}"#).await.unwrap(), json!(1));
+    assert_eq!(call(&tools, "visit", r#"{"who":"bob"}"#).await.unwrap(), json!(2));
+    assert_eq!(call(&tools, "visit_count", "{}").await.unwrap(), json!(2));
+    assert!(tools.get("visit").unwrap().spec().origin().contains("Crm::visit"));
+}
+
+#[tokio::test]
+async fn dynamic_tools_live_beside_macro_tools() {
+    let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let spec = ToolSpec::new(
+        "search_web",
+        "Search the web.",
+        schema,
+        Effects::new().read_only().external(),
+    )
+    .unwrap();
+    let web = DynamicTool::new(spec).with_handler(|_, args| async move { Ok(json!({"echo": args["q"]})) });
+    let tools = all().with(web).unwrap();
+    assert_eq!(tools.names().last(), Some(&"search_web"));
+    assert_eq!(
+        call(&tools, "search_web", r#"{"q":"rust"}"#).await.unwrap(),
+        json!({"echo": "rust"})
+    );
+    assert!(tools.manifest(gate::Dialect::OpenAiStrict).is_ok());
+}
+
+#[test]
+fn a_dynamic_tool_cannot_take_a_macro_tools_name() {
+    let spec = ToolSpec::new(
+        "ping",
+        "Another ping.",
+        json!({"type": "object"}),
+        Effects::new().read_only(),
+    )
+    .unwrap();
+    let err = all().with(DynamicTool::new(spec)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`ping`") && text.contains("nested::ping") && text.contains("dynamic tool"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tools_can_be_declared_inside_a_function_body() {
+    /// A local tool.
+    #[tool(read_only)]
+    fn local() -> bool {
+        true
+    }
+    assert_eq!(toolbox![local].names(), ["local"]);
+    assert!(toolbox![].is_empty());
+}

@@ -1,0 +1,14 @@
+use gate::tool;
+
+#[derive(serde::Deserialize)]
+struct Filter {
+    domain: String,
+}
+
+/// Search customers.
+#[tool(read_only)]
+fn search_customers(filter: Filter) -> String {
+    filter.domain
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Charge a card.
+#[tool(destructive)]
+fn charge_card(#[ctx] key: String) -> String {
+    key
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use gate::tool;
+
+#[tool(read_only)]
+fn lookup_customer(email: String) -> String {
+    email
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Look up a customer.
+#[tool]
+fn lookup_customer(email: String) -> String {
+    email
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Delete a customer.
+#[tool(read_only, destructive)]
+fn delete_customer(id: String) -> String {
+    id
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use gate::tool;
+
+/// Not a function.
+#[tool(read_only)]
+struct Customer;
+
+fn main() {}

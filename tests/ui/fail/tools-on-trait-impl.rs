@@ -1,0 +1,12 @@
+use gate::tools;
+
+struct Crm;
+
+#[tools]
+impl Default for Crm {
+    fn default() -> Self {
+        Crm
+    }
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Do something unsafe.
+#[tool(read_only)]
+unsafe fn peek(address: u64) -> u64 {
+    address
+}
+
+fn main() {}
