@@ -11,7 +11,7 @@
 //! pass would reject; a property test holds it to that.
 
 use crate::schema::{
-    Compiled, Node, NodeId, ObjRules, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT,
+    Compiled, EMPTY_OBJECT, Node, NodeId, prefix_word, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT,
     T_STRING,
 };
 use crate::tree::Num;
@@ -69,6 +69,35 @@ static STOP: [bool; 256] = {
     t
 };
 
+/// Position of the first `"`, `\\` or control byte at or after `pos`,
+/// eight bytes at a time (SWAR): the string scan is the fast pass's hottest loop.
+#[inline]
+fn find_stop(b: &[u8], mut pos: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(pos..pos + 8) {
+        let v = u64::from_le_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        let quote = v ^ (ONES * b'"' as u64);
+        let backslash = v ^ (ONES * b'\\' as u64);
+        // A byte is flagged when it is zero (after the xor) or below 0x20;
+        // the lowest flagged byte is always a true match.
+        let hits = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (v.wrapping_sub(ONES * 0x20) & !v);
+        let hits = hits & HIGH;
+        if hits != 0 {
+            return Some(pos + (hits.trailing_zeros() / 8) as usize);
+        }
+        pos += 8;
+    }
+    b.get(pos..)?
+        .iter()
+        .position(|&c| STOP[c as usize])
+        .map(|n| pos + n)
+}
+
 /// A scanned string: the bytes between its quotes, and whether it holds escapes.
 #[derive(Clone, Copy)]
 struct Str {
@@ -104,8 +133,10 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    #[inline]
     fn literal(&mut self, word: &[u8]) -> bool {
-        if self.b.get(self.pos..self.pos + word.len()) == Some(word) {
+        let end = self.pos + word.len();
+        if end <= self.b.len() && self.b[self.pos..end].iter().zip(word).all(|(a, b)| a == b) {
             self.pos += word.len();
             true
         } else {
@@ -114,7 +145,14 @@ impl<'a> Scanner<'a> {
     }
 
     /// Validates the value at `pos` against node `id` and moves past it.
+    #[inline]
     fn value(&mut self, id: NodeId) -> bool {
+        let node = &self.nodes[id];
+        if node.simple {
+            // Recursion through plain nodes descends into the data, which
+            // the nesting limit bounds; only applicator chains need `frames`.
+            return self.own(node);
+        }
         self.frames += 1;
         let ok = self.frames <= MAX_SCHEMA_DEPTH && self.value_inner(id);
         self.frames -= 1;
@@ -212,7 +250,7 @@ impl<'a> Scanner<'a> {
                 t & T_NULL != 0 && self.literal(b"null") && self.enum_generic(node, start)
             }
             Some(b'-' | b'0'..=b'9') => {
-                let Some(n) = self.number() else {
+                let Some(n) = self.number(node.num.is_some() || node.enum_values.is_some()) else {
                     return false;
                 };
                 let type_ok = if n.is_integer() {
@@ -232,7 +270,13 @@ impl<'a> Scanner<'a> {
     }
 
     /// Enum/const for non-string values: rare, so it parses the value's text.
+    #[inline]
     fn enum_generic(&self, node: &Node, start: usize) -> bool {
+        node.enum_values.is_none() || self.enum_slow(node, start)
+    }
+
+    #[cold]
+    fn enum_slow(&self, node: &Node, start: usize) -> bool {
         let Some(values) = &node.enum_values else {
             return true;
         };
@@ -285,12 +329,7 @@ impl<'a> Scanner<'a> {
         let start = self.pos;
         let mut escaped = false;
         loop {
-            while let Some(&c) = self.b.get(self.pos) {
-                if STOP[c as usize] {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos = find_stop(self.b, self.pos)?;
             match self.peek()? {
                 b'"' => {
                     let end = self.pos;
@@ -343,11 +382,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans a number with serde_json's grammar and classification.
-    fn number(&mut self) -> Option<Num> {
+    fn number(&mut self, need_value: bool) -> Option<Num> {
         let start = self.pos;
         let negative = self.eat(b'-');
         let mut significand: u64 = 0;
         let mut overflow = false;
+        let digits_start = self.pos;
         match self.peek()? {
             b'0' => {
                 self.pos += 1;
@@ -367,6 +407,7 @@ impl<'a> Scanner<'a> {
             }
             _ => return None,
         }
+        let int_digits = (self.pos - digits_start) as i64;
         let mut float = overflow;
         if self.eat(b'.') {
             float = true;
@@ -377,17 +418,30 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
             }
         }
+        let mut exponent: i64 = 0;
         if matches!(self.peek(), Some(b'e' | b'E')) {
             float = true;
             self.pos += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.pos += 1;
-            }
+            let negative_exp = match self.peek() {
+                Some(b'-') => {
+                    self.pos += 1;
+                    true
+                }
+                Some(b'+') => {
+                    self.pos += 1;
+                    false
+                }
+                _ => false,
+            };
             if !matches!(self.peek(), Some(b'0'..=b'9')) {
                 return None;
             }
-            while matches!(self.peek(), Some(b'0'..=b'9')) {
+            while let Some(c @ b'0'..=b'9') = self.peek() {
+                exponent = (exponent * 10 + (c - b'0') as i64).min(1 << 40);
                 self.pos += 1;
+            }
+            if negative_exp {
+                exponent = -exponent;
             }
         }
         if !float {
@@ -399,6 +453,11 @@ impl<'a> Scanner<'a> {
                 return Some(Num::I(neg));
             }
             // `-0` and integers below i64::MIN: serde_json makes them floats.
+        }
+        // A float whose magnitude is far from f64's limits is certainly
+        // finite; when no rule needs its value, skip the (costly) parse.
+        if !need_value && int_digits + exponent < 300 {
+            return Some(Num::F(f64::NAN));
         }
         let text = std::str::from_utf8(&self.b[start..self.pos]).ok()?;
         let f: f64 = text.parse().ok()?;
@@ -470,7 +529,7 @@ impl<'a> Scanner<'a> {
             Some(b't') => self.literal(b"true"),
             Some(b'f') => self.literal(b"false"),
             Some(b'n') => self.literal(b"null"),
-            Some(b'-' | b'0'..=b'9') => self.number().is_some(),
+            Some(b'-' | b'0'..=b'9') => self.number(false).is_some(),
             _ => false,
         }
     }
@@ -527,8 +586,7 @@ impl<'a> Scanner<'a> {
         if !self.open() {
             return false;
         }
-        let empty = ObjRules::default();
-        let rules = node.object.as_ref().unwrap_or(&empty);
+        let rules = node.object.as_ref().unwrap_or(&EMPTY_OBJECT);
         if rules.properties.len() > 64
             || !rules.required_extra.is_empty()
             || !rules.pattern_properties.is_empty()
@@ -537,6 +595,7 @@ impl<'a> Scanner<'a> {
         }
         let mut seen: u64 = 0;
         let mut count: u64 = 0;
+        let mut guess = 0;
         self.ws();
         if !self.eat(b'}') {
             loop {
@@ -558,7 +617,17 @@ impl<'a> Scanner<'a> {
                         None => return false,
                     }
                 } else {
-                    rules.find(&self.b[key.start..key.end])
+                    let k = &self.b[key.start..key.end];
+                    // The key is followed by at least `":` and a value, so
+                    // reading 8 bytes from its start rarely runs off the end.
+                    let word = match self.b.get(key.start..key.start + 8) {
+                        Some(w) => {
+                            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                            if k.len() >= 8 { w } else { w & ((1u64 << (8 * k.len())) - 1) }
+                        }
+                        None => prefix_word(k),
+                    };
+                    rules.find_word(k, word, guess)
                 };
                 match index {
                     Some(i) => {
@@ -572,6 +641,7 @@ impl<'a> Scanner<'a> {
                             return false;
                         }
                         seen |= 1 << i;
+                        guess = i + 1;
                     }
                     None => {
                         let ok = match rules.additional {

@@ -151,6 +151,19 @@ pub(crate) struct ObjRules {
     pub additional: Option<NodeId>,
     pub min_properties: Option<u64>,
     pub max_properties: Option<u64>,
+    /// Per property: name length and its first 8 bytes as a little-endian
+    /// word (zero-padded), so most key comparisons are one integer compare.
+    pub keys: Vec<(usize, u64)>,
+}
+
+/// The first (up to) 8 bytes of `b` as a little-endian word, zero-padded.
+#[inline]
+pub(crate) fn prefix_word(b: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    for (d, s) in buf.iter_mut().zip(b) {
+        *d = *s;
+    }
+    u64::from_le_bytes(buf)
 }
 
 impl ObjRules {
@@ -161,7 +174,34 @@ impl ObjRules {
             .iter()
             .position(|(name, _)| name.as_bytes() == key)
     }
+
+    /// Like [`ObjRules::find`] for a key whose first 8 bytes (zero-padded)
+    /// are `word`, trying index `guess` first: models send fields in schema
+    /// order, so the next field is nearly always the one after the last.
+    #[inline]
+    pub(crate) fn find_word(&self, key: &[u8], word: u64, guess: usize) -> Option<usize> {
+        let hit = |i: usize| {
+            let (len, w) = self.keys[i];
+            len == key.len() && w == word && (len <= 8 || self.properties[i].0.as_bytes()[8..] == key[8..])
+        };
+        if guess < self.keys.len() && hit(guess) {
+            return Some(guess);
+        }
+        (0..self.keys.len()).find(|&i| hit(i))
+    }
 }
+
+/// The rules of an object schema that says nothing about its fields.
+pub(crate) static EMPTY_OBJECT: ObjRules = ObjRules {
+    properties: Vec::new(),
+    required: Vec::new(),
+    required_extra: Vec::new(),
+    pattern_properties: Vec::new(),
+    additional: None,
+    min_properties: None,
+    max_properties: None,
+    keys: Vec::new(),
+};
 
 /// One compiled schema.
 #[derive(Debug, Clone, Default)]
@@ -186,6 +226,9 @@ pub(crate) struct Node {
     /// Whether any keyword other than applicators applies, i.e. whether this
     /// node must look at the value itself.
     pub has_own: bool,
+    /// No applicators and not a boolean schema: the fast pass can check
+    /// the value's own keywords directly.
+    pub simple: bool,
     /// Where the schema sits in the document, for error messages.
     pub location: String,
 }
@@ -534,6 +577,11 @@ impl<'s> Compiler<'s> {
             any_obj = true;
         }
         if any_obj {
+            obj.keys = obj
+                .properties
+                .iter()
+                .map(|(k, _)| (k.len(), prefix_word(k.as_bytes())))
+                .collect();
             node.object = Some(obj);
             node.has_own = true;
         }
@@ -574,6 +622,11 @@ impl<'s> Compiler<'s> {
             node.not = Some(self.compile_at(v, format!("{path}/not"))?);
         }
 
+        node.simple = node.has_own
+            && node.all_of.is_empty()
+            && node.any_of.is_empty()
+            && node.one_of.is_empty()
+            && node.not.is_none();
         self.nodes[id] = node;
         Ok(id)
     }
