@@ -117,6 +117,7 @@ impl<T: JsonSchema + DeserializeOwned> Case<T> {
         };
         // All three paths must agree before their speed means anything.
         assert!(case.serde().is_some() && case.gate().is_some() && case.jsonschema().is_some());
+        assert!(case.parse().is_some());
         assert!(case.gate.fast_accepts(&case.text), "the valid path must be the fast pass");
         case
     }
@@ -126,6 +127,9 @@ impl<T: JsonSchema + DeserializeOwned> Case<T> {
     fn gate(&self) -> Option<T> {
         let text = self.gate.validate(black_box(&self.text)).ok()?;
         serde_json::from_str::<T>(&text).ok()
+    }
+    fn parse(&self) -> Option<T> {
+        self.gate.parse::<T>(black_box(&self.text)).ok()
     }
     fn jsonschema(&self) -> Option<T> {
         let value: Value = serde_json::from_str(black_box(&self.text)).ok()?;
@@ -139,7 +143,8 @@ impl<T: JsonSchema + DeserializeOwned> Case<T> {
 fn bench_case<T: JsonSchema + DeserializeOwned>(c: &mut Criterion, case: &Case<T>) {
     let mut g = c.benchmark_group(format!("valid/{}", case.name));
     g.bench_function("serde_json", |b| b.iter(|| case.serde()));
-    g.bench_function("gate", |b| b.iter(|| case.gate()));
+    g.bench_function("gate validate+serde", |b| b.iter(|| case.gate()));
+    g.bench_function("gate parse", |b| b.iter(|| case.parse()));
     g.bench_function("jsonschema+serde", |b| b.iter(|| case.jsonschema()));
     g.finish();
 }
@@ -191,15 +196,23 @@ fn ratios<T: JsonSchema + DeserializeOwned>(case: &Case<T>) {
     let js = || {
         black_box(case.jsonschema());
     };
-    let times = time_per_call(&mut [("serde", &serde), ("gate", &gate), ("js", &js)], Duration::from_secs(3));
+    let parse = || {
+        black_box(case.parse());
+    };
+    let times = time_per_call(
+        &mut [("serde", &serde), ("gate", &gate), ("js", &js), ("parse", &parse)],
+        Duration::from_secs(4),
+    );
     println!(
-        "ratio valid/{}: gate / serde_json = {:.2}x, jsonschema+serde / serde_json = {:.2}x, gate / jsonschema+serde = {:.2}x  ({:.0} / {:.0} / {:.0} ns)",
+        "ratio valid/{}: gate validate+serde / serde_json = {:.2}x, gate parse / serde_json = {:.2}x, jsonschema+serde / serde_json = {:.2}x, gate validate+serde / jsonschema+serde = {:.2}x  (serde {:.0} ns, validate+serde {:.0} ns, parse {:.0} ns, jsonschema+serde {:.0} ns)",
         case.name,
         times[1].1 / times[0].1,
+        times[3].1 / times[0].1,
         times[2].1 / times[0].1,
         times[1].1 / times[2].1,
         times[0].1,
         times[1].1,
+        times[3].1,
         times[2].1,
     );
 }

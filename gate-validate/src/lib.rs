@@ -115,6 +115,50 @@ impl Validator {
         self.diagnose(raw)
     }
 
+    /// Raw text to typed arguments: the valid path of a macro tool.
+    ///
+    /// **Contract:** `T` must be the type this validator's schema was
+    /// derived from by schemars (as `#[tool]` guarantees). When every
+    /// keyword in the schema is one serde's derive enforces by itself
+    /// ([`Validator::serde_checks_everything`]), a successful
+    /// `serde_json::from_str::<T>` already proves the arguments valid, so
+    /// the valid path costs one serde parse; the validator runs only when
+    /// serde refuses, to say why. Otherwise the text is validated first.
+    /// The differential tests hold both routes to the same answers.
+    ///
+    /// If the validator accepts what `T`'s `Deserialize` still refuses (a
+    /// custom impl stricter than its schema), the serde error becomes a
+    /// single [`ViolationKind::Deserialize`] violation.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, raw: &str) -> Result<T, Rejection> {
+        if self.compiled.serde_implied
+            && let Ok(value) = serde_json::from_str::<T>(raw)
+        {
+            return Ok(value);
+        }
+        let text = self.validate(raw)?;
+        serde_json::from_str::<T>(&text).map_err(|e| {
+            let full = e.to_string();
+            let got = render::truncate_chars(&full, 160);
+            Rejection {
+                violations: vec![Violation::new(
+                    "",
+                    ViolationKind::Deserialize,
+                    "arguments the tool's argument type accepts".into(),
+                    got,
+                )],
+                shape: None,
+            }
+        })
+    }
+
+    /// Whether every keyword in the schema is one serde's derive enforces
+    /// by itself (types, required fields, unknown fields, enums and tags,
+    /// integer widths): then [`Validator::parse`] needs no separate
+    /// validation pass on the valid path.
+    pub fn serde_checks_everything(&self) -> bool {
+        self.compiled.serde_implied
+    }
+
     /// Whether `raw` is valid, without building messages. Same answer as
     /// `validate(raw).is_ok()`.
     pub fn is_valid(&self, raw: &str) -> bool {

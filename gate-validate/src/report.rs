@@ -52,6 +52,9 @@ pub enum ViolationKind {
     Forbidden,
     /// Nesting deeper than the validator follows.
     TooDeep,
+    /// The schema was satisfied but the tool's argument type still refused
+    /// the value (only from [`crate::Validator::parse`]).
+    Deserialize,
 }
 
 /// One thing wrong with the arguments.

@@ -237,6 +237,11 @@ pub(crate) struct Node {
 #[derive(Debug, Clone)]
 pub(crate) struct Compiled {
     pub nodes: Vec<Node>,
+    /// Whether every keyword reachable in the schema is one that serde's
+    /// derive enforces by itself for the type schemars derived it from
+    /// (types, required fields, unknown fields, enums and tags, integer
+    /// widths). See `Validator::parse`.
+    pub serde_implied: bool,
 }
 
 /// Keywords that restrict validity and that this crate deliberately does not implement.
@@ -259,6 +264,7 @@ struct Compiler<'s> {
     root: &'s Value,
     nodes: Vec<Node>,
     by_pointer: HashMap<String, NodeId>,
+    serde_implied: bool,
 }
 
 /// Compiles `schema` into a node graph.
@@ -267,10 +273,14 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
         root: schema,
         nodes: Vec::new(),
         by_pointer: HashMap::new(),
+        serde_implied: true,
     };
     c.compile_at(schema, String::new())?;
     check_cycles(&c.nodes)?;
-    Ok(Compiled { nodes: c.nodes })
+    Ok(Compiled {
+        nodes: c.nodes,
+        serde_implied: c.serde_implied,
+    })
 }
 
 fn invalid(path: &str, key: &str, reason: &str) -> SchemaError {
@@ -622,6 +632,9 @@ impl<'s> Compiler<'s> {
             node.not = Some(self.compile_at(v, format!("{path}/not"))?);
         }
 
+        if !serde_implies(map, &node) {
+            self.serde_implied = false;
+        }
         node.simple = node.has_own
             && node.all_of.is_empty()
             && node.any_of.is_empty()
@@ -630,6 +643,54 @@ impl<'s> Compiler<'s> {
         self.nodes[id] = node;
         Ok(id)
     }
+}
+
+/// Whether serde's derive enforces everything this schema object says, for
+/// the type schemars derived it from: anything that adds a constraint serde
+/// does not know about (lengths, patterns, bounds beyond an integer width,
+/// `uniqueItems`, which a `HashSet` silently dedups) answers no.
+fn serde_implies(map: &Map<String, Value>, node: &Node) -> bool {
+    const EXTRA: &[&str] = &[
+        "pattern",
+        "minLength",
+        "maxLength",
+        "uniqueItems",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minProperties",
+        "maxProperties",
+        "patternProperties",
+        "not",
+        "allOf",
+        "additionalItems",
+    ];
+    if EXTRA.iter().any(|k| map.contains_key(*k)) || map.get("items").is_some_and(Value::is_array) {
+        return false;
+    }
+    if let Some(r) = &node.num {
+        let (lo, hi) = match r.int_format {
+            Some((_, lo, hi)) => (lo, hi),
+            None if r.minimum.is_none() && r.maximum.is_none() => (0, 0),
+            None => return false,
+        };
+        if r.minimum.is_some_and(|b| b != Bound::Int(lo)) || r.maximum.is_some_and(|b| b != Bound::Int(hi)) {
+            return false;
+        }
+    }
+    if let Some(a) = &node.array {
+        // Tuples: serde checks the length itself.
+        let n = a.prefix_items.len() as u64;
+        let tuple = n > 0 && a.items.is_none();
+        let len_ok = |m: Option<u64>| m.is_none() || (tuple && m == Some(n));
+        if !len_ok(a.min_items) || !len_ok(a.max_items) {
+            return false;
+        }
+    }
+    if node.object.as_ref().is_some_and(|o| !o.required_extra.is_empty()) {
+        return false;
+    }
+    true
 }
 
 /// `$ref` fragments are URI fragments; schemars never percent-encodes, but

@@ -199,6 +199,9 @@ fn check<T: DeserializeOwned + std::fmt::Debug>(validator: &Validator, text: &st
             prop_assert!(!rejection.violations().is_empty());
         }
     }
+    // The typed path agrees with validate-then-deserialize.
+    let parsed = validator.parse::<T>(text);
+    prop_assert_eq!(parsed.is_ok(), result.is_ok(), "parse disagrees on {}: {:?}", text, parsed.err().map(|r| r.message("t")));
     if validator.fast_accepts(text) {
         prop_assert!(validator.validate_slow(text).is_ok(), "fast pass accepted what the diagnostic pass rejects: {text}");
     }
@@ -282,3 +285,41 @@ fn generated_inputs_are_mixed() {
     assert!(ok > 40 && err > 40, "accepted {ok}, rejected {err}");
 }
 
+
+/// All the shapes above are ones serde enforces completely, so `parse`
+/// takes its one-parse route for them; extra constraints turn that off.
+#[test]
+fn serde_checks_everything_for_derived_schemas_only() {
+    assert!(ORDER.serde_checks_everything());
+    assert!(NODE.serde_checks_everything());
+    assert!(LOOKUP.serde_checks_everything());
+    let constrained = serde_json::json!({
+        "type": "object",
+        "properties": {"id": {"type": "string", "pattern": "^c_"}},
+        "required": ["id"]
+    });
+    assert!(!Validator::new(&constrained).unwrap().serde_checks_everything());
+    let bounded = serde_json::json!({"type": "integer", "format": "uint8", "minimum": 1, "maximum": 255});
+    assert!(!Validator::new(&bounded).unwrap().serde_checks_everything());
+}
+
+/// With a constraint serde does not know, `parse` still rejects.
+#[test]
+fn parse_enforces_constraints_serde_does_not() {
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Id {
+        id: String,
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"id": {"type": "string", "pattern": "^c_"}},
+        "required": ["id"],
+        "additionalProperties": false
+    });
+    let v = Validator::new(&schema).unwrap();
+    assert!(v.parse::<Id>(r#"{"id":"c_1"}"#).is_ok());
+    let r = v.parse::<Id>(r#"{"id":"x"}"#).unwrap_err();
+    assert_eq!(r.violations()[0].path, "/id");
+    assert_eq!(r.violations()[0].kind, gate_validate::ViolationKind::Pattern);
+}
