@@ -1,0 +1,160 @@
+//! The budget configuration a `Gate` is built with.
+//!
+//! One value holds every limit, with gate's defaults, and validates each
+//! setting as it is made, so a `Gate` never starts with a budget that would
+//! fail later. It is plain configuration: the shared state (the users' token
+//! windows) is created from it once, by [`Budget::token_budget`].
+
+use std::time::Duration;
+
+use crate::backoff::Backoff;
+use crate::error::BudgetError;
+use crate::task::{AttemptBudget, LatencyBudget, TaskBudget};
+use crate::tokens::{DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, RepairTokenBudget};
+
+/// gate's budgets: repairs per task, added latency per task, repair tokens per
+/// user over a rolling window, and the backoff between retries.
+///
+/// ```
+/// use std::time::Duration;
+/// use gate_budget::Budget;
+///
+/// let budget = Budget::default()
+///     .with_max_repairs(3)?
+///     .with_added_latency(Duration::from_secs(10))?;
+/// assert_eq!(budget.max_repairs(), 3);
+/// assert!(Budget::default().with_max_repairs(9).is_err()); // hard cap: 5 attempts
+/// # Ok::<(), gate_budget::BudgetError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    attempts: AttemptBudget,
+    latency: LatencyBudget,
+    repair_tokens: u64,
+    token_window: Duration,
+    backoff: Backoff,
+}
+
+impl Default for Budget {
+    /// 2 repairs per task, 30 s added latency per task, 50,000 repair tokens
+    /// per user per hour, full-jitter backoff from 100 ms to 20 s.
+    fn default() -> Self {
+        Budget {
+            attempts: AttemptBudget::default(),
+            latency: LatencyBudget::default(),
+            repair_tokens: DEFAULT_REPAIR_TOKENS,
+            token_window: DEFAULT_TOKEN_WINDOW,
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+impl Budget {
+    /// Repairs per task: 0 ..= 4 (at most 5 attempts with the first).
+    pub fn with_max_repairs(self, max_repairs: u32) -> Result<Self, BudgetError> {
+        Ok(Budget {
+            attempts: AttemptBudget::new(max_repairs)?,
+            ..self
+        })
+    }
+
+    /// Wall-clock latency repairs may add to one task: 0 ..= 1 hour.
+    pub fn with_added_latency(self, limit: Duration) -> Result<Self, BudgetError> {
+        Ok(Budget {
+            latency: LatencyBudget::new(limit)?,
+            ..self
+        })
+    }
+
+    /// Repair tokens per user per window: 1 ..= 10¹².
+    pub fn with_repair_tokens(self, limit: u64) -> Result<Self, BudgetError> {
+        RepairTokenBudget::new(limit, self.token_window)?;
+        Ok(Budget {
+            repair_tokens: limit,
+            ..self
+        })
+    }
+
+    /// The rolling window of the token budget: 1 s ..= 7 days.
+    pub fn with_token_window(self, window: Duration) -> Result<Self, BudgetError> {
+        RepairTokenBudget::new(self.repair_tokens, window)?;
+        Ok(Budget {
+            token_window: window,
+            ..self
+        })
+    }
+
+    /// The backoff between retries (validated by [`Backoff::new`]).
+    pub fn with_backoff(self, backoff: Backoff) -> Self {
+        Budget { backoff, ..self }
+    }
+
+    /// Repairs per task.
+    pub fn max_repairs(&self) -> u32 {
+        self.attempts.max_repairs()
+    }
+
+    /// Added latency per task.
+    pub fn added_latency(&self) -> Duration {
+        self.latency.limit()
+    }
+
+    /// Repair tokens per user per window.
+    pub fn repair_tokens(&self) -> u64 {
+        self.repair_tokens
+    }
+
+    /// The token window.
+    pub fn token_window(&self) -> Duration {
+        self.token_window
+    }
+
+    /// The backoff.
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// The users' token windows, empty. Make it once per `Gate` and share it
+    /// (clones share state) with every task.
+    pub fn token_budget(&self) -> RepairTokenBudget {
+        // Both values were validated by the setters, so this cannot fail; the
+        // fallback keeps the function total without a panic path.
+        RepairTokenBudget::new(self.repair_tokens, self.token_window).unwrap_or_default()
+    }
+
+    /// Fresh per-task budgets for a task of `user`, charging `tokens`.
+    pub fn task(&self, tokens: &RepairTokenBudget, user: impl Into<String>) -> TaskBudget {
+        TaskBudget::new(user, self.attempts, self.latency, self.backoff, tokens.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{DEFAULT_ADDED_LATENCY, DEFAULT_MAX_REPAIRS};
+
+    #[test]
+    fn default_is_the_documented_numbers() {
+        let b = Budget::default();
+        assert_eq!(b.max_repairs(), DEFAULT_MAX_REPAIRS);
+        assert_eq!(b.added_latency(), DEFAULT_ADDED_LATENCY);
+        assert_eq!(
+            (b.repair_tokens(), b.token_window()),
+            (50_000, Duration::from_secs(3600))
+        );
+        assert_eq!(
+            (b.backoff().base(), b.backoff().cap()),
+            (Duration::from_millis(100), Duration::from_secs(20))
+        );
+    }
+
+    #[test]
+    fn invalid_settings_are_errors_and_leave_nothing_half_set() {
+        let err = Budget::default().with_repair_tokens(0).map(|_| ());
+        assert_eq!(err.map_err(|e| e.parameter), Err("repair_tokens"));
+        assert!(Budget::default().with_token_window(Duration::from_millis(10)).is_err());
+        assert!(Budget::default().with_added_latency(Duration::from_secs(7200)).is_err());
+        assert!(Budget::default().with_max_repairs(5).is_err());
+        assert_eq!(Budget::default().with_max_repairs(4).map(|b| b.max_repairs()), Ok(4));
+    }
+}

@@ -1,0 +1,403 @@
+//! The budgets of one task: how many repairs, how much added latency, and the
+//! check that combines them with the user's token window.
+//!
+//! The runtime asks one question before it returns a Reject or a Retry: "may
+//! this task afford one more repair?" [`TaskBudget`] answers it by checking
+//! all three budgets and committing to none unless all three allow, so a
+//! refusal never leaves a half-spent budget behind.
+//!
+//! A budget only ever refuses. It is consulted after the policy has chosen
+//! Reject or Retry from the failure class and the tool's effects, so it can
+//! turn a repair into a Fail but never a Fail (or an `OutcomeUnknown`) into a
+//! retry: nothing here takes a failure class or produces a decision.
+
+use std::time::Duration;
+
+use rand::Rng;
+use thiserror::Error;
+
+use crate::backoff::{Backoff, Pushback};
+use crate::error::BudgetError;
+use crate::tokens::{Charge, RepairTokenBudget, TokensExhausted};
+
+/// Default repairs per task: 2 (3 attempts in all, as in the SRE book and
+/// AWS's standard mode).
+pub const DEFAULT_MAX_REPAIRS: u32 = 2;
+/// Hard cap on attempts per task, the first included: 5 (gRPC's client-side
+/// cap). No configuration can exceed it, so at most 4 repairs.
+pub const MAX_ATTEMPTS: u32 = 5;
+/// Default added latency per task: 30 s.
+pub const DEFAULT_ADDED_LATENCY: Duration = Duration::from_secs(30);
+/// The largest added-latency budget accepted: one hour.
+pub const MAX_ADDED_LATENCY: Duration = Duration::from_secs(3600);
+
+/// Repairs allowed per task, under a hard cap of [`MAX_ATTEMPTS`] attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptBudget {
+    max_repairs: u32,
+    used: u32,
+}
+
+/// No repairs left in this task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[error("attempt budget exhausted: {max_repairs} repairs per task already used")]
+pub struct AttemptsExhausted {
+    /// The task's limit.
+    pub max_repairs: u32,
+}
+
+impl AttemptBudget {
+    /// At most `max_repairs` repairs after the first attempt.
+    ///
+    /// * `max_repairs`: 0 ..= 4, so attempts (`max_repairs + 1`) never exceed
+    ///   [`MAX_ATTEMPTS`].
+    pub fn new(max_repairs: u32) -> Result<Self, BudgetError> {
+        if max_repairs >= MAX_ATTEMPTS {
+            return Err(BudgetError::new(
+                "max_repairs",
+                max_repairs,
+                "between 0 and 4 (at most 5 attempts)",
+            ));
+        }
+        Ok(AttemptBudget { max_repairs, used: 0 })
+    }
+
+    /// The same limit counted in attempts, the first included: 1 ..= 5.
+    pub fn with_max_attempts(max_attempts: u32) -> Result<Self, BudgetError> {
+        if !(1..=MAX_ATTEMPTS).contains(&max_attempts) {
+            return Err(BudgetError::new("max_attempts", max_attempts, "between 1 and 5"));
+        }
+        Ok(AttemptBudget {
+            max_repairs: max_attempts - 1,
+            used: 0,
+        })
+    }
+
+    /// Whether one more repair is allowed, without taking it.
+    pub fn check(&self) -> Result<(), AttemptsExhausted> {
+        if self.used < self.max_repairs {
+            Ok(())
+        } else {
+            Err(AttemptsExhausted {
+                max_repairs: self.max_repairs,
+            })
+        }
+    }
+
+    /// Takes one repair; returns its number (1 for the first repair).
+    pub fn try_acquire(&mut self) -> Result<u32, AttemptsExhausted> {
+        self.check()?;
+        self.used += 1;
+        Ok(self.used)
+    }
+
+    /// Repairs taken so far.
+    pub fn used(&self) -> u32 {
+        self.used
+    }
+
+    /// Repairs still allowed.
+    pub fn remaining(&self) -> u32 {
+        self.max_repairs - self.used
+    }
+
+    /// The limit in repairs.
+    pub fn max_repairs(&self) -> u32 {
+        self.max_repairs
+    }
+
+    /// The limit in attempts, the first included.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_repairs + 1
+    }
+}
+
+impl Default for AttemptBudget {
+    /// Two repairs.
+    fn default() -> Self {
+        AttemptBudget {
+            max_repairs: DEFAULT_MAX_REPAIRS,
+            used: 0,
+        }
+    }
+}
+
+/// Wall-clock latency a task's repairs may add: backoff sleeps plus the
+/// duration of repair attempts (a retried call, or the model's turn after a
+/// Reject). The first attempt is not counted; it would have happened anyway.
+///
+/// The task records what it spends; a retry is planned only if the
+/// latency already added, plus the delay, plus the attempt's timeout, fits in
+/// the limit (the analogue of Temporal's schedule-to-close timeout). Added
+/// latency therefore stays within the limit as long as attempts respect their
+/// timeouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyBudget {
+    limit: Duration,
+    added: Duration,
+}
+
+/// Why a retry cannot be scheduled within the latency budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum LatencyRefusal {
+    /// `added + delay + attempt_timeout` exceeds the limit.
+    #[error(
+        "latency budget exhausted: {added:?} added + {delay:?} delay + {attempt_timeout:?} attempt timeout > {limit:?}"
+    )]
+    Exhausted {
+        /// Latency already added by this task's repairs.
+        added: Duration,
+        /// The delay that would have been slept (backoff or server hint).
+        delay: Duration,
+        /// The expected timeout of the repair attempt.
+        attempt_timeout: Duration,
+        /// The task's limit.
+        limit: Duration,
+    },
+    /// The server's hint was negative or unparseable: no retry (gRPC A6).
+    #[error("the server's retry hint was unusable: not retrying")]
+    PushbackRefused,
+}
+
+impl LatencyBudget {
+    /// A budget of `limit` added latency: 0 ..= 1 hour. Zero allows only
+    /// repairs that add no time (none, in practice).
+    pub fn new(limit: Duration) -> Result<Self, BudgetError> {
+        if limit > MAX_ADDED_LATENCY {
+            return Err(BudgetError::new("added_latency", limit, "at most 1 hour"));
+        }
+        Ok(LatencyBudget {
+            limit,
+            added: Duration::ZERO,
+        })
+    }
+
+    /// Whether a repair that sleeps `delay` and may take up to
+    /// `attempt_timeout` fits: `added + delay + attempt_timeout ≤ limit`.
+    pub fn check(&self, delay: Duration, attempt_timeout: Duration) -> Result<(), LatencyRefusal> {
+        let needed = self.added.saturating_add(delay).saturating_add(attempt_timeout);
+        if needed <= self.limit {
+            Ok(())
+        } else {
+            Err(LatencyRefusal::Exhausted {
+                added: self.added,
+                delay,
+                attempt_timeout,
+                limit: self.limit,
+            })
+        }
+    }
+
+    /// The delay before retry number `retry` (1-based), if the retry fits.
+    ///
+    /// * [`Pushback::After`]: the server's delay, exactly, if it fits; if it
+    ///   does not, no retry (coming back earlier than asked is not an option,
+    ///   and waiting longer than the budget is not either).
+    /// * [`Pushback::Refused`]: no retry.
+    /// * [`Pushback::None`]: a delay drawn from `backoff`, if it fits.
+    pub fn plan_retry<R: Rng + ?Sized>(
+        &self,
+        backoff: &Backoff,
+        retry: u32,
+        pushback: Pushback,
+        attempt_timeout: Duration,
+        rng: &mut R,
+    ) -> Result<Duration, LatencyRefusal> {
+        let delay = match pushback {
+            Pushback::Refused => return Err(LatencyRefusal::PushbackRefused),
+            Pushback::After(delay) => delay,
+            Pushback::None => backoff.delay(retry, rng),
+        };
+        self.check(delay, attempt_timeout)?;
+        Ok(delay)
+    }
+
+    /// Adds latency the task has spent on repair (a sleep, a repair attempt).
+    pub fn record(&mut self, spent: Duration) {
+        self.added = self.added.saturating_add(spent);
+    }
+
+    /// Latency added so far.
+    pub fn added(&self) -> Duration {
+        self.added
+    }
+
+    /// Latency still available.
+    pub fn remaining(&self) -> Duration {
+        self.limit.saturating_sub(self.added)
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+}
+
+impl Default for LatencyBudget {
+    /// 30 s.
+    fn default() -> Self {
+        LatencyBudget {
+            limit: DEFAULT_ADDED_LATENCY,
+            added: Duration::ZERO,
+        }
+    }
+}
+
+/// Why a repair was refused: which budget said no.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum Refusal {
+    /// The task has used all its repairs.
+    #[error(transparent)]
+    Attempts(#[from] AttemptsExhausted),
+    /// The retry does not fit in the task's added-latency budget, or the
+    /// server's hint was unusable.
+    #[error(transparent)]
+    Latency(#[from] LatencyRefusal),
+    /// The user's repair-token window does not hold the repair's cost.
+    #[error(transparent)]
+    Tokens(#[from] TokensExhausted),
+}
+
+/// Permission for one repair. For a Retry, sleep `delay` before the attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The repair's number within the task (1 for the first repair).
+    pub repair: u32,
+    /// How long to wait before the attempt (zero for a Reject).
+    pub delay: Duration,
+    /// Tokens charged to the user.
+    pub tokens: u64,
+}
+
+/// All budgets of one task: attempts and latency (owned by the task) and the
+/// user's token window (shared with every task of every user).
+///
+/// Made by [`Budget::task`](crate::Budget::task). Call
+/// [`authorize_reject`](Self::authorize_reject) or
+/// [`authorize_retry`](Self::authorize_retry) before returning that step,
+/// [`record_latency`](Self::record_latency) with the measured duration of each
+/// repair attempt, and [`record_usage`](Self::record_usage) when the provider
+/// reports real token usage for the repair turn.
+#[derive(Debug)]
+pub struct TaskBudget {
+    user: String,
+    attempts: AttemptBudget,
+    latency: LatencyBudget,
+    backoff: Backoff,
+    tokens: RepairTokenBudget,
+    pending: Option<Charge>,
+    repair_tokens: u64,
+}
+
+impl TaskBudget {
+    /// A task of `user` with the given budgets.
+    pub fn new(
+        user: impl Into<String>,
+        attempts: AttemptBudget,
+        latency: LatencyBudget,
+        backoff: Backoff,
+        tokens: RepairTokenBudget,
+    ) -> Self {
+        TaskBudget {
+            user: user.into(),
+            attempts,
+            latency,
+            backoff,
+            tokens,
+            pending: None,
+            repair_tokens: 0,
+        }
+    }
+
+    /// May this task return a Reject whose repair turn costs `cost_tokens`
+    /// (see [`repair_cost`](crate::repair_cost)) and is expected to take up to
+    /// `expected_turn` (the model's turn; `Duration::ZERO` if unknown)?
+    ///
+    /// On `Ok` the repair and the tokens are taken; on `Err` nothing is.
+    pub fn authorize_reject(&mut self, cost_tokens: u64, expected_turn: Duration) -> Result<Grant, Refusal> {
+        self.attempts.check()?;
+        self.latency.check(Duration::ZERO, expected_turn)?;
+        self.commit(cost_tokens, Duration::ZERO)
+    }
+
+    /// May this task retry a failed call whose repair costs `cost_tokens` and
+    /// whose attempt times out after `attempt_timeout`, given the server's
+    /// `pushback`? The grant's delay comes from the backoff (drawn from `rng`)
+    /// or from the pushback.
+    ///
+    /// Call it only after the policy has chosen Retry: it can refuse a retry,
+    /// never create one. On `Ok` the repair, the tokens and the delay are
+    /// taken; on `Err` nothing is.
+    pub fn authorize_retry<R: Rng + ?Sized>(
+        &mut self,
+        cost_tokens: u64,
+        pushback: Pushback,
+        attempt_timeout: Duration,
+        rng: &mut R,
+    ) -> Result<Grant, Refusal> {
+        self.attempts.check()?;
+        let retry = self.attempts.used() + 1;
+        let delay = self
+            .latency
+            .plan_retry(&self.backoff, retry, pushback, attempt_timeout, rng)?;
+        self.commit(cost_tokens, delay)
+    }
+
+    fn commit(&mut self, cost_tokens: u64, delay: Duration) -> Result<Grant, Refusal> {
+        // Tokens last: it is the only shared budget, and its charge is atomic,
+        // so a refusal there leaves the task's own budgets untouched.
+        let charge = self.tokens.try_charge(&self.user, cost_tokens)?;
+        let repair = self.attempts.try_acquire()?;
+        self.latency.record(delay);
+        self.repair_tokens = self.repair_tokens.saturating_add(charge.tokens);
+        self.pending = Some(charge);
+        Ok(Grant {
+            repair,
+            delay,
+            tokens: cost_tokens,
+        })
+    }
+
+    /// Adds the measured duration of a repair attempt (or of the model's turn
+    /// after a Reject) to the task's added latency.
+    pub fn record_latency(&mut self, spent: Duration) {
+        self.latency.record(spent);
+    }
+
+    /// Settles the last repair's estimate against the provider's real usage
+    /// (input + output tokens of the repair turn); returns the user's
+    /// remaining tokens. Usage reported when no repair is pending (a first
+    /// attempt) is not repair work and is ignored: `None`.
+    pub fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) -> Option<u64> {
+        let charge = self.pending.take()?;
+        let actual = input_tokens.saturating_add(output_tokens);
+        self.repair_tokens = self.repair_tokens.saturating_sub(charge.tokens).saturating_add(actual);
+        Some(self.tokens.settle(charge, actual))
+    }
+
+    /// The user this task charges.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The task's attempt budget.
+    pub fn attempts(&self) -> &AttemptBudget {
+        &self.attempts
+    }
+
+    /// The task's latency budget.
+    pub fn latency(&self) -> &LatencyBudget {
+        &self.latency
+    }
+
+    /// Tokens this task has spent on repair (estimates, replaced by real
+    /// usage where it was recorded), for the failure report.
+    pub fn repair_tokens(&self) -> u64 {
+        self.repair_tokens
+    }
+
+    /// Tokens the user may still spend on repair.
+    pub fn remaining_tokens(&self) -> u64 {
+        self.tokens.remaining(&self.user)
+    }
+}
