@@ -662,6 +662,7 @@ impl<'a> Diag<'a> {
             ));
         }
         let mut seen = vec![false; r.properties.len()];
+        let mut listed_allowed = false;
         let mut extra_seen = vec![false; r.required_extra.len()];
         for (mi, (key, value)) in fields.iter().enumerate() {
             let len = self.push_path(&pointer_segment(key), mi);
@@ -701,7 +702,9 @@ impl<'a> Diag<'a> {
                 }
                 if !matched && let Some(a) = r.additional {
                     if self.nodes[a].always == Some(false) {
-                        out.violations.push(self.unknown_field(r, key, value));
+                        let v = self.unknown_field(r, key, value, listed_allowed);
+                        listed_allowed |= v.hint.as_deref().is_some_and(|h| h.starts_with("allowed"));
+                        out.violations.push(v);
                     } else {
                         self.node(a, value, out);
                     }
@@ -742,7 +745,9 @@ impl<'a> Diag<'a> {
         }
     }
 
-    fn unknown_field(&self, r: &crate::schema::ObjRules, key: &str, value: &Tree) -> Violation {
+    /// `already_listed` says the allowed fields were already listed for this object,
+    /// so one line lists them and later ones point back.
+    fn unknown_field(&self, r: &crate::schema::ObjRules, key: &str, value: &Tree, already_listed: bool) -> Violation {
         let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
         let listed: Vec<String> = names
             .iter()
@@ -762,6 +767,7 @@ impl<'a> Diag<'a> {
         };
         let hint = match suggest::did_you_mean(key, names.iter().copied()) {
             Some(m) => format!("did you mean `{}`?", render::short_name(m)),
+            None if already_listed && !names.is_empty() => "remove it (the allowed fields are listed above)".to_string(),
             None => allowed.clone(),
         };
         Violation::new(

@@ -174,10 +174,9 @@ impl Rejection {
             out.push('\n');
         }
         if n > MAX_LISTED {
-            out.push_str(&format!(
-                "- … and {} more\n",
-                crate::render::plural((n - MAX_LISTED) as u64, "problem", "problems")
-            ));
+            let rest = n - MAX_LISTED;
+            let noun = if rest == 1 { "problem" } else { "problems" };
+            out.push_str(&format!("- … and {rest} more {noun}\n"));
         }
         if self.is_syntax() {
             match &self.shape {
