@@ -118,7 +118,10 @@ impl<T: JsonSchema + DeserializeOwned> Case<T> {
         // All three paths must agree before their speed means anything.
         assert!(case.serde().is_some() && case.gate().is_some() && case.jsonschema().is_some());
         assert!(case.parse().is_some());
-        assert!(case.gate.fast_accepts(&case.text), "the valid path must be the fast pass");
+        assert!(
+            case.gate.fast_accepts(&case.text),
+            "the valid path must be the fast pass"
+        );
         case
     }
     fn serde(&self) -> Option<T> {
@@ -155,10 +158,20 @@ fn benches(c: &mut Criterion) {
     let lookup = Case::<Lookup>::new("lookup", LOOKUP.to_string());
     let mut g = c.benchmark_group("invalid/lookup");
     g.bench_function("gate message", |b| {
-        b.iter(|| lookup.gate.validate(black_box(LOOKUP_BAD)).err().map(|r| r.message("lookup_customer")))
+        b.iter(|| {
+            lookup
+                .gate
+                .validate(black_box(LOOKUP_BAD))
+                .err()
+                .map(|r| r.message("lookup_customer"))
+        })
     });
     g.bench_function("serde_json error", |b| {
-        b.iter(|| serde_json::from_str::<Lookup>(black_box(LOOKUP_BAD)).err().map(|e| e.to_string()))
+        b.iter(|| {
+            serde_json::from_str::<Lookup>(black_box(LOOKUP_BAD))
+                .err()
+                .map(|e| e.to_string())
+        })
     });
     g.finish();
 }
@@ -229,13 +242,21 @@ fn main() {
         black_box(lookup.serde());
     };
     let invalid = || {
-        black_box(lookup.gate.validate(black_box(LOOKUP_BAD)).err().map(|r| r.message("lookup_customer")));
+        black_box(
+            lookup
+                .gate
+                .validate(black_box(LOOKUP_BAD))
+                .err()
+                .map(|r| r.message("lookup_customer")),
+        );
     };
-    let times = time_per_call(&mut [("serde", &serde_ok), ("invalid", &invalid)], Duration::from_secs(2));
+    let times = time_per_call(
+        &mut [("serde", &serde_ok), ("invalid", &invalid)],
+        Duration::from_secs(2),
+    );
     println!(
         "ratio invalid/lookup: gate complete message / serde_json valid parse = {:.2}x  ({:.0} ns per rejection)",
         times[1].1 / times[0].1,
         times[1].1
     );
 }
-

@@ -81,7 +81,6 @@ fn invoice_text() -> String {
     )
 }
 
-
 fn main() {
     let schema = serde_json::to_value(schema_for!(Lookup)).unwrap();
     let v = Validator::new(&schema).unwrap();
@@ -92,7 +91,10 @@ fn main() {
     assert!(inv.fast_accepts(&inv_text));
     let mode = std::env::args().nth(1).unwrap_or_default();
     let t = std::time::Instant::now();
-    let n: u32 = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(5_000_000);
+    let n: u32 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5_000_000);
     let mut acc = 0usize;
     for _ in 0..n {
         match mode.as_str() {
@@ -102,5 +104,8 @@ fn main() {
             _ => acc += serde_json::from_str::<Lookup>(std::hint::black_box(text)).is_ok() as usize,
         }
     }
-    println!("{mode}: {:.1} ns/call ({acc})", t.elapsed().as_nanos() as f64 / n as f64);
+    println!(
+        "{mode}: {:.1} ns/call ({acc})",
+        t.elapsed().as_nanos() as f64 / n as f64
+    );
 }

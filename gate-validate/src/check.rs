@@ -19,10 +19,7 @@ fn cmp(n: Num, b: Bound) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     match (n.as_i128(), b) {
         (Some(x), Bound::Int(y)) => x.cmp(&y),
-        (_, Bound::Int(y)) => n
-            .as_f64()
-            .partial_cmp(&(y as f64))
-            .unwrap_or(Ordering::Equal),
+        (_, Bound::Int(y)) => n.as_f64().partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal),
         (_, Bound::Float(y)) => n.as_f64().partial_cmp(&y).unwrap_or(Ordering::Equal),
     }
 }

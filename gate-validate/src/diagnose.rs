@@ -15,9 +15,7 @@ use crate::MAX_SCHEMA_DEPTH;
 use crate::check::{self, NumFail, StrFail};
 use crate::render::{self, got, plural, pointer_segment, quoted};
 use crate::report::{Violation, ViolationKind};
-use crate::schema::{
-    Bound, Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING,
-};
+use crate::schema::{Bound, Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING};
 use crate::suggest;
 use crate::tree::Tree;
 
@@ -148,16 +146,10 @@ impl<'a> Diag<'a> {
             s &= self.type_set(sub, depth + 1);
         }
         if !n.any_of.is_empty() {
-            s &= n
-                .any_of
-                .iter()
-                .fold(0, |acc, &b| acc | self.type_set(b, depth + 1));
+            s &= n.any_of.iter().fold(0, |acc, &b| acc | self.type_set(b, depth + 1));
         }
         if !n.one_of.is_empty() {
-            s &= n
-                .one_of
-                .iter()
-                .fold(0, |acc, &b| acc | self.type_set(b, depth + 1));
+            s &= n.one_of.iter().fold(0, |acc, &b| acc | self.type_set(b, depth + 1));
         }
         s
     }
@@ -180,11 +172,7 @@ impl<'a> Diag<'a> {
         }
         if n.types == T_ALL && !n.has_own {
             let mut alts: Vec<String> = Vec::new();
-            let branches = if !n.any_of.is_empty() {
-                &n.any_of
-            } else {
-                &n.one_of
-            };
+            let branches = if !n.any_of.is_empty() { &n.any_of } else { &n.one_of };
             if !branches.is_empty() {
                 for &b in branches {
                     let d = self.describe(b, depth + 1);
@@ -238,19 +226,10 @@ impl<'a> Diag<'a> {
         };
         let mut parts = Vec::new();
         match (r.min_length, r.max_length) {
-            (Some(a), Some(b)) if a == b => parts.push(format!(
-                "of exactly {}",
-                plural(a, "character", "characters")
-            )),
+            (Some(a), Some(b)) if a == b => parts.push(format!("of exactly {}", plural(a, "character", "characters"))),
             (Some(a), Some(b)) => parts.push(format!("of {a} to {b} characters")),
-            (Some(a), None) => parts.push(format!(
-                "of at least {}",
-                plural(a, "character", "characters")
-            )),
-            (None, Some(b)) => parts.push(format!(
-                "of at most {}",
-                plural(b, "character", "characters")
-            )),
+            (Some(a), None) => parts.push(format!("of at least {}", plural(a, "character", "characters"))),
+            (None, Some(b)) => parts.push(format!("of at most {}", plural(b, "character", "characters"))),
             (None, None) => {}
         }
         if let Some((p, _)) = &r.pattern {
@@ -300,11 +279,8 @@ impl<'a> Diag<'a> {
         let n = &nodes[id];
         if let Some(b) = n.always {
             if !b {
-                out.violations.push(self.violation(
-                    ViolationKind::Forbidden,
-                    "no value at all".into(),
-                    got(t),
-                ));
+                out.violations
+                    .push(self.violation(ViolationKind::Forbidden, "no value at all".into(), got(t)));
             }
             return;
         }
@@ -366,13 +342,7 @@ impl<'a> Diag<'a> {
 
     /// Explains why no alternative of an `anyOf`/`oneOf` matched, by finding
     /// the alternative the model most likely meant.
-    fn alternatives(
-        &mut self,
-        branches: &[NodeId],
-        t: &Tree,
-        mut results: Vec<Out>,
-        out: &mut Out,
-    ) {
+    fn alternatives(&mut self, branches: &[NodeId], t: &Tree, mut results: Vec<Out>, out: &mut Out) {
         // Internally tagged enums: the tag says which alternative was meant.
         if let Tree::Obj(fields) = t
             && let Some((tag, values)) = self.discriminator(branches)
@@ -386,10 +356,8 @@ impl<'a> Diag<'a> {
                     } else {
                         let len = self.push_path(&pointer_segment(&tag), pos);
                         let hint = match v {
-                            Tree::Str(s) => {
-                                suggest::did_you_mean(s, values.iter().filter_map(|c| c.as_str()))
-                                    .map(|m| format!("did you mean {}?", quoted(m)))
-                            }
+                            Tree::Str(s) => suggest::did_you_mean(s, values.iter().filter_map(|c| c.as_str()))
+                                .map(|m| format!("did you mean {}?", quoted(m))),
                             _ => None,
                         };
                         let owned: Vec<Value> = values.iter().map(|v| (*v).clone()).collect();
@@ -510,7 +478,7 @@ impl<'a> Diag<'a> {
                     .and_then(|(_, c, _)| single(*c))
                 {
                     Some(v) => {
-                        if values.iter().any(|x: &&Value| *x == v) {
+                        if values.contains(&v) {
                             continue 'names;
                         }
                         values.push(v)
@@ -622,8 +590,7 @@ impl<'a> Diag<'a> {
             }
         }
         if r.unique_items {
-            let mut first_at: std::collections::HashMap<String, usize> =
-                std::collections::HashMap::new();
+            let mut first_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
             for (i, item) in items.iter().enumerate() {
                 let key = canonical(item);
                 if let Some(&j) = first_at.get(&key) {
@@ -646,9 +613,7 @@ impl<'a> Diag<'a> {
             return;
         };
         let count = fields.len() as u64;
-        if r.min_properties.is_some_and(|m| count < m)
-            || r.max_properties.is_some_and(|m| count > m)
-        {
+        if r.min_properties.is_some_and(|m| count < m) || r.max_properties.is_some_and(|m| count > m) {
             let expected = match (r.min_properties, r.max_properties) {
                 (Some(a), Some(b)) => format!("object with {a} to {b} fields"),
                 (Some(a), None) => format!("object with at least {}", plural(a, "field", "fields")),
@@ -722,12 +687,8 @@ impl<'a> Diag<'a> {
                     .find(|k| suggest::did_you_mean(k, [name.as_str()]).is_some())
                     .map(|k| format!("it may have been sent as `{}`", render::short_name(k)));
                 out.violations.push(
-                    self.violation(
-                        ViolationKind::Required,
-                        self.describe(*child, 0),
-                        "nothing".into(),
-                    )
-                    .with_hint(sent_as),
+                    self.violation(ViolationKind::Required, self.describe(*child, 0), "nothing".into())
+                        .with_hint(sent_as),
                 );
                 self.pop_path(len);
             }
@@ -735,11 +696,8 @@ impl<'a> Diag<'a> {
         for (j, name) in r.required_extra.iter().enumerate() {
             if !extra_seen[j] {
                 let len = self.push_path(&pointer_segment(name), usize::MAX);
-                out.violations.push(self.violation(
-                    ViolationKind::Required,
-                    "a value".into(),
-                    "nothing".into(),
-                ));
+                out.violations
+                    .push(self.violation(ViolationKind::Required, "a value".into(), "nothing".into()));
                 self.pop_path(len);
             }
         }
@@ -757,17 +715,15 @@ impl<'a> Diag<'a> {
         let allowed = if names.is_empty() {
             "no fields are allowed here".to_string()
         } else if names.len() > 12 {
-            format!(
-                "allowed fields: {}, … ({} in all)",
-                listed.join(", "),
-                names.len()
-            )
+            format!("allowed fields: {}, … ({} in all)", listed.join(", "), names.len())
         } else {
             format!("allowed fields: {}", listed.join(", "))
         };
         let hint = match suggest::did_you_mean(key, names.iter().copied()) {
             Some(m) => format!("did you mean `{}`?", render::short_name(m)),
-            None if already_listed && !names.is_empty() => "remove it (the allowed fields are listed above)".to_string(),
+            None if already_listed && !names.is_empty() => {
+                "remove it (the allowed fields are listed above)".to_string()
+            }
             None => allowed.clone(),
         };
         Violation::new(
@@ -857,10 +813,7 @@ fn number_constraints(n: &Node) -> String {
         (None, None) => String::new(),
     };
     if let Some(m) = r.multiple_of {
-        s.push_str(&format!(
-            " that is a multiple of {}",
-            crate::schema::render_f64(m)
-        ));
+        s.push_str(&format!(" that is a multiple of {}", crate::schema::render_f64(m)));
     }
     s
 }
@@ -897,20 +850,11 @@ fn canonical(t: &Tree) -> String {
                 }
             }
         },
-        Tree::Arr(items) => format!(
-            "[{}]",
-            items.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
+        Tree::Arr(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
         Tree::Obj(fields) => {
             let mut parts: Vec<String> = fields
                 .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{}:{}",
-                        serde_json::to_string(k).unwrap_or_default(),
-                        canonical(v)
-                    )
-                })
+                .map(|(k, v)| format!("{}:{}", serde_json::to_string(k).unwrap_or_default(), canonical(v)))
                 .collect();
             parts.sort();
             format!("{{{}}}", parts.join(","))

@@ -11,8 +11,7 @@
 //! pass would reject; a property test holds it to that.
 
 use crate::schema::{
-    Compiled, EMPTY_OBJECT, Node, NodeId, prefix_word, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT,
-    T_STRING,
+    Compiled, EMPTY_OBJECT, Node, NodeId, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING, prefix_word,
 };
 use crate::tree::Num;
 use crate::{MAX_NESTING, MAX_SCHEMA_DEPTH, check};
@@ -92,10 +91,7 @@ fn find_stop(b: &[u8], mut pos: usize) -> Option<usize> {
         }
         pos += 8;
     }
-    b.get(pos..)?
-        .iter()
-        .position(|&c| STOP[c as usize])
-        .map(|n| pos + n)
+    b.get(pos..)?.iter().position(|&c| STOP[c as usize]).map(|n| pos + n)
 }
 
 /// A scanned string: the bytes between its quotes, and whether it holds escapes.
@@ -240,15 +236,9 @@ impl<'a> Scanner<'a> {
                 };
                 self.string_rules(node, s)
             }
-            Some(b't') => {
-                t & T_BOOL != 0 && self.literal(b"true") && self.enum_generic(node, start)
-            }
-            Some(b'f') => {
-                t & T_BOOL != 0 && self.literal(b"false") && self.enum_generic(node, start)
-            }
-            Some(b'n') => {
-                t & T_NULL != 0 && self.literal(b"null") && self.enum_generic(node, start)
-            }
+            Some(b't') => t & T_BOOL != 0 && self.literal(b"true") && self.enum_generic(node, start),
+            Some(b'f') => t & T_BOOL != 0 && self.literal(b"false") && self.enum_generic(node, start),
+            Some(b'n') => t & T_NULL != 0 && self.literal(b"null") && self.enum_generic(node, start),
             Some(b'-' | b'0'..=b'9') => {
                 let Some(n) = self.number(node.num.is_some() || node.enum_values.is_some()) else {
                     return false;
@@ -259,10 +249,7 @@ impl<'a> Scanner<'a> {
                     t & T_NUMBER != 0
                 };
                 type_ok
-                    && node
-                        .num
-                        .as_ref()
-                        .is_none_or(|r| check::number(r, n).is_ok())
+                    && node.num.as_ref().is_none_or(|r| check::number(r, n).is_ok())
                     && self.enum_generic(node, start)
             }
             _ => false,
@@ -311,9 +298,7 @@ impl<'a> Scanner<'a> {
         {
             return false;
         }
-        node.string
-            .as_ref()
-            .is_none_or(|r| check::string(r, text).is_ok())
+        node.string.as_ref().is_none_or(|r| check::string(r, text).is_ok())
     }
 
     fn decode(&self, s: Str) -> Option<String> {
@@ -334,11 +319,7 @@ impl<'a> Scanner<'a> {
                 b'"' => {
                     let end = self.pos;
                     self.pos += 1;
-                    return Some(Str {
-                        start,
-                        end,
-                        escaped,
-                    });
+                    return Some(Str { start, end, escaped });
                 }
                 b'\\' => {
                     escaped = true;
@@ -553,8 +534,7 @@ impl<'a> Scanner<'a> {
         if !self.eat(b']') {
             loop {
                 self.ws();
-                let schema =
-                    rules.and_then(|r| r.prefix_items.get(count as usize).copied().or(r.items));
+                let schema = rules.and_then(|r| r.prefix_items.get(count as usize).copied().or(r.items));
                 let ok = match schema {
                     Some(s) => self.value(s),
                     None => self.skip(),
@@ -574,10 +554,10 @@ impl<'a> Scanner<'a> {
             }
         }
         self.nesting -= 1;
-        if let Some(r) = rules {
-            if r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m) {
-                return false;
-            }
+        if let Some(r) = rules
+            && (r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m))
+        {
+            return false;
         }
         true
     }
@@ -587,10 +567,7 @@ impl<'a> Scanner<'a> {
             return false;
         }
         let rules = node.object.as_ref().unwrap_or(&EMPTY_OBJECT);
-        if rules.properties.len() > 64
-            || !rules.required_extra.is_empty()
-            || !rules.pattern_properties.is_empty()
-        {
+        if rules.properties.len() > 64 || !rules.required_extra.is_empty() || !rules.pattern_properties.is_empty() {
             return false;
         }
         let mut seen: u64 = 0;
@@ -623,7 +600,11 @@ impl<'a> Scanner<'a> {
                     let word = match self.b.get(key.start..key.start + 8) {
                         Some(w) => {
                             let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                            if k.len() >= 8 { w } else { w & ((1u64 << (8 * k.len())) - 1) }
+                            if k.len() >= 8 {
+                                w
+                            } else {
+                                w & ((1u64 << (8 * k.len())) - 1)
+                            }
                         }
                         None => prefix_word(k),
                     };
@@ -670,9 +651,7 @@ impl<'a> Scanner<'a> {
                 return false;
             }
         }
-        if rules.min_properties.is_some_and(|m| count < m)
-            || rules.max_properties.is_some_and(|m| count > m)
-        {
+        if rules.min_properties.is_some_and(|m| count < m) || rules.max_properties.is_some_and(|m| count > m) {
             return false;
         }
         true

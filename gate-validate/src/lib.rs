@@ -294,13 +294,11 @@ fn syntax_violation(raw: &str, e: &serde_json::Error) -> Violation {
     } else if detail.starts_with("key must be a string") {
         Some("put every field name in double quotes")
     } else if detail.starts_with("expected value") || detail.starts_with("expected ident") {
-        let word: String = raw[offset..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphabetic())
-            .collect();
+        let word: String = raw[offset..].chars().take_while(|c| c.is_ascii_alphabetic()).collect();
         match word.as_str() {
-            "True" | "False" | "None" | "TRUE" | "FALSE" | "NULL" | "Null" | "undefined"
-            | "nil" => Some("use the JSON literals true, false and null (lowercase)"),
+            "True" | "False" | "None" | "TRUE" | "FALSE" | "NULL" | "Null" | "undefined" | "nil" => {
+                Some("use the JSON literals true, false and null (lowercase)")
+            }
             "NaN" | "Infinity" => Some("JSON has no NaN or Infinity; send a number or null"),
             "" => None,
             _ => Some("strings need double quotes"),
@@ -332,8 +330,7 @@ fn syntax_violation(raw: &str, e: &serde_json::Error) -> Violation {
     } else {
         format!("{detail} at line {line} column {column}, near `{near}`")
     };
-    let mut v = Violation::new("", ViolationKind::Syntax, "valid JSON".into(), got)
-        .with_hint(hint.map(str::to_string));
+    let mut v = Violation::new("", ViolationKind::Syntax, "valid JSON".into(), got).with_hint(hint.map(str::to_string));
     v.position = Some((line, column));
     v
 }

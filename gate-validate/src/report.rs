@@ -98,26 +98,15 @@ impl Violation {
 
     /// The path as shown in messages: the pointer, or `(root)` for the root.
     pub fn display_path(&self) -> &str {
-        if self.path.is_empty() {
-            "(root)"
-        } else {
-            &self.path
-        }
+        if self.path.is_empty() { "(root)" } else { &self.path }
     }
 
     /// The message line for this violation, without the leading `- `.
     pub fn line(&self) -> String {
         let p = self.display_path();
-        let hint = self
-            .hint
-            .as_deref()
-            .map(|h| format!("; {h}"))
-            .unwrap_or_default();
+        let hint = self.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default();
         match self.kind {
-            ViolationKind::Required => format!(
-                "{p}: required field is missing (expected {}){hint}",
-                self.expected
-            ),
+            ViolationKind::Required => format!("{p}: required field is missing (expected {}){hint}", self.expected),
             ViolationKind::UnknownField => format!("{p}: unknown field{hint}"),
             ViolationKind::DuplicateField => {
                 format!("{p}: field is sent more than once; send it once")
@@ -146,9 +135,7 @@ impl Rejection {
 
     /// Whether the arguments were not JSON at all.
     pub fn is_syntax(&self) -> bool {
-        self.violations
-            .first()
-            .is_some_and(|v| v.kind == ViolationKind::Syntax)
+        self.violations.first().is_some_and(|v| v.kind == ViolationKind::Syntax)
     }
 
     /// The text for the model.
@@ -183,7 +170,9 @@ impl Rejection {
                 Some(shape) => out.push_str(&format!(
                     "Call `{tool}` again with the arguments as one JSON object, shaped like {shape}."
                 )),
-                None => out.push_str(&format!("Call `{tool}` again with the arguments as one valid JSON value.")),
+                None => out.push_str(&format!(
+                    "Call `{tool}` again with the arguments as one valid JSON value."
+                )),
             }
         } else {
             out.push_str(&format!(

@@ -170,9 +170,7 @@ impl ObjRules {
     /// Index of a declared property by name.
     #[inline]
     pub(crate) fn find(&self, key: &[u8]) -> Option<usize> {
-        self.properties
-            .iter()
-            .position(|(name, _)| name.as_bytes() == key)
+        self.properties.iter().position(|(name, _)| name.as_bytes() == key)
     }
 
     /// Like [`ObjRules::find`] for a key whose first 8 bytes (zero-padded)
@@ -336,22 +334,14 @@ impl<'s> Compiler<'s> {
 
     /// Compiles the schema found at `pointer` (reusing it if already compiled,
     /// which is what makes recursive `$ref`s terminate).
-    fn compile_ref(
-        &mut self,
-        pointer: &str,
-        at: &str,
-        reference: &str,
-    ) -> Result<NodeId, SchemaError> {
+    fn compile_ref(&mut self, pointer: &str, at: &str, reference: &str) -> Result<NodeId, SchemaError> {
         if let Some(&id) = self.by_pointer.get(pointer) {
             return Ok(id);
         }
-        let target = self
-            .root
-            .pointer(pointer)
-            .ok_or_else(|| SchemaError::UnresolvedRef {
-                path: at.to_string(),
-                reference: reference.to_string(),
-            })?;
+        let target = self.root.pointer(pointer).ok_or_else(|| SchemaError::UnresolvedRef {
+            path: at.to_string(),
+            reference: reference.to_string(),
+        })?;
         self.compile_at(target, pointer.to_string())
     }
 
@@ -435,9 +425,7 @@ impl<'s> Compiler<'s> {
             ("exclusiveMaximum", &mut num.exclusive_maximum),
         ] {
             if let Some(v) = map.get(key) {
-                *slot = Some(
-                    Bound::from_value(v).ok_or_else(|| invalid(&path, key, "expected a number"))?,
-                );
+                *slot = Some(Bound::from_value(v).ok_or_else(|| invalid(&path, key, "expected a number"))?);
                 any_num = true;
             }
         }
@@ -487,10 +475,7 @@ impl<'s> Compiler<'s> {
         let mut arr = ArrRules {
             min_items: as_u64(map, "minItems", &path)?,
             max_items: as_u64(map, "maxItems", &path)?,
-            unique_items: map
-                .get("uniqueItems")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            unique_items: map.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
             ..ArrRules::default()
         };
         if let Some(v) = map.get("prefixItems") {
@@ -538,8 +523,7 @@ impl<'s> Compiler<'s> {
                 .as_object()
                 .ok_or_else(|| invalid(&path, "properties", "expected an object"))?;
             for (name, s) in props {
-                let child =
-                    self.compile_at(s, format!("{path}/properties/{}", escape_pointer(name)))?;
+                let child = self.compile_at(s, format!("{path}/properties/{}", escape_pointer(name)))?;
                 obj.properties.push((name.clone(), child));
             }
             any_obj = true;
@@ -576,8 +560,7 @@ impl<'s> Compiler<'s> {
                         path: format!("{path}/patternProperties"),
                         reason: e.to_string(),
                     })?;
-                let child =
-                    self.compile_at(s, format!("{path}/patternProperties/{}", escape_pointer(p)))?;
+                let child = self.compile_at(s, format!("{path}/patternProperties/{}", escape_pointer(p)))?;
                 obj.pattern_properties.push((re, child));
             }
             any_obj = true;
@@ -598,16 +581,12 @@ impl<'s> Compiler<'s> {
 
         // Applicators.
         if let Some(r) = map.get("$ref") {
-            let r = r
-                .as_str()
-                .ok_or_else(|| invalid(&path, "$ref", "expected a string"))?;
+            let r = r.as_str().ok_or_else(|| invalid(&path, "$ref", "expected a string"))?;
             let at = format!("{path}/$ref");
-            let pointer = r
-                .strip_prefix('#')
-                .ok_or_else(|| SchemaError::UnresolvedRef {
-                    path: at.clone(),
-                    reference: r.to_string(),
-                })?;
+            let pointer = r.strip_prefix('#').ok_or_else(|| SchemaError::UnresolvedRef {
+                path: at.clone(),
+                reference: r.to_string(),
+            })?;
             let pointer = percent_decode(pointer);
             let target = self.compile_ref(&pointer, &at, r)?;
             node.all_of.push(target);
@@ -731,10 +710,7 @@ fn check_cycles(nodes: &[Node]) -> Result<(), SchemaError> {
         state[start] = 1;
         while let Some(&mut (n, ref mut next)) = stack.last_mut() {
             let node = &nodes[n];
-            let edges = node.all_of.len()
-                + node.any_of.len()
-                + node.one_of.len()
-                + usize::from(node.not.is_some());
+            let edges = node.all_of.len() + node.any_of.len() + node.one_of.len() + usize::from(node.not.is_some());
             if *next < edges {
                 let i = *next;
                 *next += 1;

@@ -37,10 +37,7 @@ pub(crate) fn similarity(sent: &str, candidate: &str) -> f64 {
 }
 
 /// The single best candidate if it is close enough to be a likely slip.
-pub(crate) fn did_you_mean<'c>(
-    sent: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
+pub(crate) fn did_you_mean<'c>(sent: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
     let mut best: Option<(&str, f64)> = None;
     for c in candidates {
         let s = similarity(sent, c);
@@ -48,16 +45,12 @@ pub(crate) fn did_you_mean<'c>(
             best = Some((c, s));
         }
     }
-    best.filter(|(c, s)| *s >= 0.75 && *c != sent)
-        .map(|(c, _)| c)
+    best.filter(|(c, s)| *s >= 0.75 && *c != sent).map(|(c, _)| c)
 }
 
 /// Candidates sorted by similarity (best first, ties by name), for listing.
 pub(crate) fn closest<'c>(sent: &str, candidates: &[&'c str], n: usize) -> Vec<&'c str> {
-    let mut scored: Vec<(&str, f64)> = candidates
-        .iter()
-        .map(|c| (*c, similarity(sent, c)))
-        .collect();
+    let mut scored: Vec<(&str, f64)> = candidates.iter().map(|c| (*c, similarity(sent, c))).collect();
     scored.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(y.0)));
     scored.into_iter().take(n).map(|(c, _)| c).collect()
 }
@@ -85,10 +78,7 @@ pub fn unknown_tool(name: &str, valid: &[&str]) -> UnknownTool {
         (valid.iter().map(|s| s.to_string()).collect(), 0)
     } else {
         let best = closest(name, valid, CLOSEST);
-        (
-            best.iter().map(|s| s.to_string()).collect(),
-            valid.len() - CLOSEST,
-        )
+        (best.iter().map(|s| s.to_string()).collect(), valid.len() - CLOSEST)
     };
     UnknownTool {
         name: short_name(name),

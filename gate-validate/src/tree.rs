@@ -145,23 +145,16 @@ impl Tree {
             (Tree::Null, Value::Null) => true,
             (Tree::Bool(a), Value::Bool(b)) => a == b,
             (Tree::Num(a), Value::Number(b)) => {
-                let bi = b
-                    .as_u64()
-                    .map(i128::from)
-                    .or_else(|| b.as_i64().map(i128::from));
+                let bi = b.as_u64().map(i128::from).or_else(|| b.as_i64().map(i128::from));
                 match (a.as_i128(), bi) {
                     (Some(x), Some(y)) => x == y,
                     _ => Some(a.as_f64()) == b.as_f64(),
                 }
             }
             (Tree::Str(a), Value::String(b)) => a == b,
-            (Tree::Arr(a), Value::Array(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_value(y))
-            }
+            (Tree::Arr(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_value(y)),
             (Tree::Obj(a), Value::Object(b)) => {
-                a.len() == b.len()
-                    && a.iter()
-                        .all(|(k, x)| b.get(k).is_some_and(|y| x.eq_value(y)))
+                a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| x.eq_value(y)))
             }
             _ => false,
         }
@@ -174,9 +167,7 @@ impl Tree {
             Tree::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Tree::Num(n) => match n {
                 // Keep floats floats: `1.0` must not come back as `1`.
-                Num::F(f) => {
-                    out.push_str(&serde_json::to_string(f).unwrap_or_else(|_| "null".into()))
-                }
+                Num::F(f) => out.push_str(&serde_json::to_string(f).unwrap_or_else(|_| "null".into())),
                 _ => out.push_str(&n.render()),
             },
             Tree::Str(s) => write_str(s, out),

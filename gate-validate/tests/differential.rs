@@ -169,9 +169,18 @@ fn apply(mut v: Value, m: &Mutation) -> String {
             if let Value::Object(m) = &v
                 && !m.is_empty()
             {
-                let (k, x) = m.iter().nth(i.index(m.len())).map(|(k, x)| (k.clone(), x.clone())).unwrap_or_default();
+                let (k, x) = m
+                    .iter()
+                    .nth(i.index(m.len()))
+                    .map(|(k, x)| (k.clone(), x.clone()))
+                    .unwrap_or_default();
                 let text = v.to_string();
-                return format!("{{{}:{},{}", serde_json::to_string(&k).unwrap_or_default(), x, &text[1..]);
+                return format!(
+                    "{{{}:{},{}",
+                    serde_json::to_string(&k).unwrap_or_default(),
+                    x,
+                    &text[1..]
+                );
             }
         }
         Mutation::Null(i) => {
@@ -201,9 +210,18 @@ fn check<T: DeserializeOwned + std::fmt::Debug>(validator: &Validator, text: &st
     }
     // The typed path agrees with validate-then-deserialize.
     let parsed = validator.parse::<T>(text);
-    prop_assert_eq!(parsed.is_ok(), result.is_ok(), "parse disagrees on {}: {:?}", text, parsed.err().map(|r| r.message("t")));
+    prop_assert_eq!(
+        parsed.is_ok(),
+        result.is_ok(),
+        "parse disagrees on {}: {:?}",
+        text,
+        parsed.err().map(|r| r.message("t"))
+    );
     if validator.fast_accepts(text) {
-        prop_assert!(validator.validate_slow(text).is_ok(), "fast pass accepted what the diagnostic pass rejects: {text}");
+        prop_assert!(
+            validator.validate_slow(text).is_ok(),
+            "fast pass accepted what the diagnostic pass rejects: {text}"
+        );
     }
     Ok(())
 }
@@ -244,7 +262,19 @@ proptest! {
 #[test]
 fn number_edges_match_serde() {
     let (validator, _) = inputs::<Lookup>(1);
-    for limit in ["0", "255", "256", "-1", "1.0", "-0", "1e2", "25.5", "null", "\"5\"", "18446744073709551616"] {
+    for limit in [
+        "0",
+        "255",
+        "256",
+        "-1",
+        "1.0",
+        "-0",
+        "1e2",
+        "25.5",
+        "null",
+        "\"5\"",
+        "18446744073709551616",
+    ] {
         let text = format!(r#"{{"customer_id":"c","limit":{limit}}}"#);
         let ok = validator.validate(&text).is_ok();
         let serde_ok = serde_json::from_str::<Lookup>(&text).is_ok();
@@ -258,7 +288,10 @@ fn number_edges_match_serde() {
 fn optional_null_is_dropped_and_deserializes() {
     let (validator, _) = inputs::<Lookup>(1);
     let text = r#"{"customer_id":"c","include_history":null,"limit":null}"#;
-    assert!(serde_json::from_str::<Lookup>(text).is_err(), "serde alone refuses null for bool");
+    assert!(
+        serde_json::from_str::<Lookup>(text).is_err(),
+        "serde alone refuses null for bool"
+    );
     let normalized = validator.validate(text).expect("null for an optional field is absent");
     assert_eq!(normalized, r#"{"customer_id":"c","limit":null}"#);
     let args: Lookup = serde_json::from_str(&normalized).expect("deserializes");
@@ -284,7 +317,6 @@ fn generated_inputs_are_mixed() {
     }
     assert!(ok > 40 && err > 40, "accepted {ok}, rejected {err}");
 }
-
 
 /// All the shapes above are ones serde enforces completely, so `parse`
 /// takes its one-parse route for them; extra constraints turn that off.

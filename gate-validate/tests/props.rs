@@ -14,7 +14,10 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone)]
 enum S {
     Str,
-    Int { lo: i64, hi: i64 },
+    Int {
+        lo: i64,
+        hi: i64,
+    },
     Num,
     Bool,
     Enum(Vec<String>),
@@ -221,15 +224,19 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
         let text = String::from_utf8_lossy(&bytes);
         for v in fixed_validators() {
-            if let Err(r) = v.validate(&text) {
-                prop_assert!(!r.violations().is_empty());
-                prop_assert!(!r.message("t").is_empty());
+            match v.validate(&text) {
+                // What is handed on is valid in turn.
+                Ok(out) => prop_assert!(v.validate(&out).is_ok()),
+                Err(r) => {
+                    prop_assert!(!r.violations().is_empty());
+                    prop_assert!(!r.message("t").is_empty());
+                }
             }
         }
     }
 
     #[test]
-    fn json_like_text_never_panics_and_passes_agree(text in r#"[\[\]{}",:0-9a-z\\ .eE+\-tfnul]{0,80}"#) {
+    fn json_like_text_never_panics_and_passes_agree(text in r#"[\[\]{}",:0-9a-z\\ .eE+\-tfnul]{0,80}|\{"(id|n|f|tags|opt|kind|flag|map|pair|t|v|next|x)": ?(null|true|1|-0|1\.5|"a"|\[\]|\{\}|\{"t": ?"[xy]"\}|\[1, ?"a"\])(, ?"(id|n|f|t|v|x)": ?(null|0|"a_b"|\["a", ?"a"\]))?\}"#) {
         for v in fixed_validators() {
             let full = v.validate(&text);
             if v.fast_accepts(&text) {
@@ -249,6 +256,28 @@ fn fixed_validators() -> &'static [Validator] {
             json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"$ref": "#"}}}, "additionalProperties": false}),
             json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#"}}, {"type": "object", "additionalProperties": {"$ref": "#"}}]}),
             json!({"type": "array", "uniqueItems": true, "items": {"enum": [1, "a", null, [1], {"a": 1}]}}),
+            // The fuzz target's main schema: every keyword family at once.
+            json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "minLength": 1, "pattern": "^[a-z_]+$"},
+                    "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                    "f": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+                    "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 4},
+                    "opt": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
+                    "kind": {"oneOf": [
+                        {"type": "object", "properties": {"t": {"const": "x"}, "v": {"type": "boolean"}}, "required": ["t", "v"]},
+                        {"type": "object", "properties": {"t": {"const": "y"}}, "required": ["t"]}
+                    ]},
+                    "flag": {"type": "boolean", "default": false},
+                    "map": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}
+                },
+                "required": ["id"],
+                "additionalProperties": false,
+                "$defs": {"Inner": {"type": "object", "properties": {"next": {"$ref": "#"}}}}
+            }),
+            json!({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "minProperties": 1, "not": {"required": ["bad"]}}),
         ]
         .iter()
         .map(|s| Validator::new(s).expect("compiles"))

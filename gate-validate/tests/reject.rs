@@ -37,7 +37,8 @@ fn lines(raw: &str) -> Vec<String> {
 
 #[test]
 fn valid_arguments_pass_through_unchanged() {
-    let raw = r#"{"customer_id": "c_42", "status": "open", "items": [{"sku": "a", "n": -3}], "note": null, "addr": null}"#;
+    let raw =
+        r#"{"customer_id": "c_42", "status": "open", "items": [{"sku": "a", "n": -3}], "note": null, "addr": null}"#;
     let out = customer().validate(raw).expect("valid");
     assert!(matches!(out, std::borrow::Cow::Borrowed(_)));
     assert_eq!(out, raw);
@@ -80,7 +81,8 @@ fn unknown_field_far_from_any_lists_the_allowed_ones() {
     let v = &r.violations()[0];
     assert_eq!(v.kind, ViolationKind::UnknownField);
     assert!(
-        v.line().starts_with("/zzz: unknown field; allowed fields: `customer_id`, `include_history`, `status`"),
+        v.line()
+            .starts_with("/zzz: unknown field; allowed fields: `customer_id`, `include_history`, `status`"),
         "{}",
         v.line()
     );
@@ -95,7 +97,9 @@ fn camel_case_is_a_near_miss() {
 #[test]
 fn bounds_patterns_lengths_and_nested_array_paths() {
     assert_eq!(
-        lines(r#"{"customer_id": "C-1", "status": "open", "qty": 300, "items": [{"sku": "a"}, {"sku": "b"}, {"sku": 3, "n": 1.5}, {}]}"#),
+        lines(
+            r#"{"customer_id": "C-1", "status": "open", "qty": 300, "items": [{"sku": "a"}, {"sku": "b"}, {"sku": 3, "n": 1.5}, {}]}"#
+        ),
         [
             "/customer_id: expected string of at least 3 characters and matching ^c_[a-z0-9]+$, got string \"C-1\"",
             "/qty: expected integer from 1 to 255, got integer 300",
@@ -162,7 +166,10 @@ fn null_for_optional_field_is_dropped_from_the_text_handed_on() {
 fn duplicate_fields_are_rejected() {
     let r = reject(r#"{"customer_id": "c_abc", "status": "open", "status": "closed"}"#);
     assert_eq!(r.violations()[0].kind, ViolationKind::DuplicateField);
-    assert_eq!(r.violations()[0].line(), "/status: field is sent more than once; send it once");
+    assert_eq!(
+        r.violations()[0].line(),
+        "/status: field is sent more than once; send it once"
+    );
 }
 
 #[test]
@@ -180,12 +187,24 @@ fn long_values_are_cut_and_stay_on_one_line() {
 #[test]
 fn not_json_names_line_column_and_the_slip() {
     let cases: [(&str, &str); 9] = [
-        (r#"{"customer_id": "c_abc", "status": "open",}"#, "remove the comma after the last element"),
+        (
+            r#"{"customer_id": "c_abc", "status": "open",}"#,
+            "remove the comma after the last element",
+        ),
         (r#"{'customer_id': 'c_abc'}"#, "double quotes"),
-        (r#"{"customer_id": "c_abc", "status": True}"#, "true, false and null (lowercase)"),
+        (
+            r#"{"customer_id": "c_abc", "status": True}"#,
+            "true, false and null (lowercase)",
+        ),
         (r#"{"customer_id": "c_abc", "status": "open""#, "ends early"),
-        (r#"{"customer_id": "c_abc" "status": "open"}"#, "add a comma between fields"),
-        (r#"{"customer_id": "c_abc"} {"status": "open"}"#, "exactly one JSON object"),
+        (
+            r#"{"customer_id": "c_abc" "status": "open"}"#,
+            "add a comma between fields",
+        ),
+        (
+            r#"{"customer_id": "c_abc"} {"status": "open"}"#,
+            "exactly one JSON object",
+        ),
         ("", "the arguments are empty"),
         ("```json\n{}\n```", "code fence"),
         ("{customer_id: \"c\"}", "double quotes"),
@@ -194,10 +213,17 @@ fn not_json_names_line_column_and_the_slip() {
         let r = reject(raw);
         assert!(r.is_syntax(), "{raw}");
         let v = &r.violations()[0];
-        assert!(v.hint.as_deref().unwrap_or_default().contains(hint), "{raw}: {:?}", v.hint);
+        assert!(
+            v.hint.as_deref().unwrap_or_default().contains(hint),
+            "{raw}: {:?}",
+            v.hint
+        );
         assert!(v.position.is_some());
         let m = r.message("lookup_customer");
-        assert!(m.starts_with("`lookup_customer` was called with arguments that are not valid JSON:\n"), "{m}");
+        assert!(
+            m.starts_with("`lookup_customer` was called with arguments that are not valid JSON:\n"),
+            "{m}"
+        );
         assert!(m.contains("shaped like {\"customer_id\": <string"), "{m}");
     }
     let r = reject(r#"{"customer_id": "c_abc", "status": "open",}"#);
@@ -294,7 +320,10 @@ fn schema_errors_are_explicit() {
         Validator::new(&json!({"type": "string", "pattern": "("})),
         Err(SchemaError::Pattern { .. })
     ));
-    assert!(matches!(Validator::new(&json!({"type": "strin"})), Err(SchemaError::Invalid { .. })));
+    assert!(matches!(
+        Validator::new(&json!({"type": "strin"})),
+        Err(SchemaError::Invalid { .. })
+    ));
     assert!(matches!(Validator::new(&json!(3)), Err(SchemaError::Invalid { .. })));
 }
 
@@ -327,10 +356,19 @@ fn boolean_schemas_and_const() {
     let anything = Validator::new(&json!(true)).unwrap();
     assert!(anything.validate(r#"{"a": [1, "x", null]}"#).is_ok());
     let nothing = Validator::new(&json!(false)).unwrap();
-    assert_eq!(nothing.validate("{}").unwrap_err().violations()[0].kind, ViolationKind::Forbidden);
+    assert_eq!(
+        nothing.validate("{}").unwrap_err().violations()[0].kind,
+        ViolationKind::Forbidden
+    );
     let c = Validator::new(&json!({"const": {"a": 1}})).unwrap();
-    assert!(c.validate(r#"{"a": 1.0}"#).is_ok(), "1 and 1.0 are equal in JSON Schema");
-    assert_eq!(c.validate(r#"{"a": 2}"#).unwrap_err().violations()[0].kind, ViolationKind::Enum);
+    assert!(
+        c.validate(r#"{"a": 1.0}"#).is_ok(),
+        "1 and 1.0 are equal in JSON Schema"
+    );
+    assert_eq!(
+        c.validate(r#"{"a": 2}"#).unwrap_err().violations()[0].kind,
+        ViolationKind::Enum
+    );
 }
 
 #[test]
@@ -347,7 +385,10 @@ fn unique_items_prefix_items_and_counts() {
         v.validate(r#"[1, 2]"#).unwrap_err().violations()[0].line(),
         "/1: expected string, got integer 2"
     );
-    assert_eq!(v.validate("[1]").unwrap_err().violations()[0].kind, ViolationKind::ItemCount);
+    assert_eq!(
+        v.validate("[1]").unwrap_err().violations()[0].kind,
+        ViolationKind::ItemCount
+    );
     let u = Validator::new(&json!({"type": "array", "uniqueItems": true})).unwrap();
     assert!(u.validate(r#"[1, "1", [1], {"a": 1}]"#).is_ok());
     let r = u.validate(r#"[{"a": 1, "b": 2}, {"b": 2, "a": 1.0}]"#).unwrap_err();
@@ -366,8 +407,14 @@ fn numbers_follow_serde() {
     }
     let f = Validator::new(&json!({"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5})).unwrap();
     assert!(f.validate("1.5").is_ok());
-    assert_eq!(f.validate("0").unwrap_err().violations()[0].expected, "number > 0 that is a multiple of 0.5");
-    assert_eq!(f.validate("0.7").unwrap_err().violations()[0].kind, ViolationKind::Range);
+    assert_eq!(
+        f.validate("0").unwrap_err().violations()[0].expected,
+        "number > 0 that is a multiple of 0.5"
+    );
+    assert_eq!(
+        f.validate("0.7").unwrap_err().violations()[0].kind,
+        ViolationKind::Range
+    );
     assert!(f.validate("1e400").is_err(), "out of f64 range, as serde_json says");
 }
 

@@ -31,11 +31,7 @@ fn int_range(s: &Map<String, Value>) -> (i128, i128) {
 }
 
 fn int_value(v: i128) -> Value {
-    if v >= 0 {
-        json!(v as u64)
-    } else {
-        json!(v as i64)
-    }
+    if v >= 0 { json!(v as u64) } else { json!(v as i64) }
 }
 
 /// Integers in `[lo, hi]`, biased to the ends where off-by-one bugs live.
@@ -77,8 +73,10 @@ pub fn valid_value(root: &Value, schema: &Value, depth: u32) -> BoxedStrategy<Va
             {
                 return valid_value(root, null, 0);
             }
-            let strategies: Vec<BoxedStrategy<Value>> =
-                list.iter().map(|b| valid_value(root, b, depth.saturating_sub(1))).collect();
+            let strategies: Vec<BoxedStrategy<Value>> = list
+                .iter()
+                .map(|b| valid_value(root, b, depth.saturating_sub(1)))
+                .collect();
             return proptest::strategy::Union::new(strategies).boxed();
         }
     }
@@ -128,19 +126,25 @@ pub fn valid_value(root: &Value, schema: &Value, depth: u32) -> BoxedStrategy<Va
             }
             "array" => {
                 if let Some(prefix) = s.get("prefixItems").and_then(Value::as_array) {
-                    let parts: Vec<BoxedStrategy<Value>> =
-                        prefix.iter().map(|p| valid_value(root, p, depth)).collect();
+                    let parts: Vec<BoxedStrategy<Value>> = prefix.iter().map(|p| valid_value(root, p, depth)).collect();
                     return parts.prop_map(Value::Array).boxed();
                 }
                 let item = s.get("items").cloned().unwrap_or(Value::Bool(true));
                 let min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
-                let max = s.get("maxItems").and_then(Value::as_u64).unwrap_or(3).min(3).max(min as u64) as usize;
+                let max = s
+                    .get("maxItems")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(3)
+                    .min(3)
+                    .max(min as u64) as usize;
                 let inner = if depth == 0 {
                     return Just(Value::Array(vec![])).boxed();
                 } else {
                     valid_value(root, &item, depth - 1)
                 };
-                proptest::collection::vec(inner, min..=max).prop_map(Value::Array).boxed()
+                proptest::collection::vec(inner, min..=max)
+                    .prop_map(Value::Array)
+                    .boxed()
             }
             _ => {
                 let props: Vec<(String, Value, bool)> = s
@@ -152,7 +156,9 @@ pub fn valid_value(root: &Value, schema: &Value, depth: u32) -> BoxedStrategy<Va
                             .and_then(Value::as_array)
                             .map(|r| r.iter().filter_map(Value::as_str).collect())
                             .unwrap_or_default();
-                        p.iter().map(|(k, v)| (k.clone(), v.clone(), req.contains(&k.as_str()))).collect()
+                        p.iter()
+                            .map(|(k, v)| (k.clone(), v.clone(), req.contains(&k.as_str())))
+                            .collect()
                     })
                     .unwrap_or_default();
                 let fields: Vec<BoxedStrategy<Option<(String, Value)>>> = props

@@ -1,0 +1,61 @@
+//! Fuzz target: arbitrary bytes as the argument text of a call, against a
+//! few schemas covering every keyword family. The validator must never
+//! panic, and every rejection must render.
+#![no_main]
+
+use std::sync::LazyLock;
+
+use gate_validate::Validator;
+use libfuzzer_sys::fuzz_target;
+use serde_json::json;
+
+static VALIDATORS: LazyLock<Vec<Validator>> = LazyLock::new(|| {
+    [
+        json!(true),
+        json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "minLength": 1, "pattern": "^[a-z_]+$"},
+                "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "f": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 4},
+                "opt": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
+                "kind": {"oneOf": [
+                    {"type": "object", "properties": {"t": {"const": "x"}, "v": {"type": "boolean"}}, "required": ["t", "v"]},
+                    {"type": "object", "properties": {"t": {"const": "y"}}, "required": ["t"]}
+                ]},
+                "flag": {"type": "boolean", "default": false},
+                "map": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}
+            },
+            "required": ["id"],
+            "additionalProperties": false,
+            "$defs": {"Inner": {"type": "object", "properties": {"next": {"$ref": "#"}}}}
+        }),
+        json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#"}}, {"type": "object", "additionalProperties": {"$ref": "#"}}]}),
+        json!({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "minProperties": 1, "not": {"required": ["bad"]}}),
+    ]
+    .iter()
+    .map(|s| Validator::new(s).expect("fuzz schemas compile"))
+    .collect()
+});
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    for v in VALIDATORS.iter() {
+        match v.validate(&text) {
+            Ok(out) => {
+                // What is handed on must be valid in turn.
+                assert!(v.validate(&out).is_ok());
+            }
+            Err(r) => {
+                assert!(!r.violations().is_empty());
+                let _ = r.message("fuzz_tool");
+                let _ = r.fingerprint("fuzz_tool");
+            }
+        }
+        if v.fast_accepts(&text) {
+            assert!(v.validate_slow(&text).is_ok());
+        }
+    }
+});
