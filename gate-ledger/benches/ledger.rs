@@ -71,6 +71,11 @@ fn sqlite(sql: &str) -> String {
     sql.replace('$', "?")
 }
 
+/// SQLite admits one writer per file; the ledger queues a process's writers
+/// on a mutex instead of letting them meet in SQLite's sleeping busy handler.
+/// The bare runs queue the same way, so both sides measure the store's limit.
+static SQLITE_WRITER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The same three writes the ledger makes for one cycle, without its checks.
 async fn bare_cycle(raw: &RawPool, keys: &Keys) {
     let key = keys.next();
@@ -79,7 +84,8 @@ async fn bare_cycle(raw: &RawPool, keys: &Keys) {
     let fp = "f".repeat(64);
     let outcome = json!({"charge": "ch_1"}).to_string();
     macro_rules! run {
-        ($pool:expr, $fix:expr) => {{
+        ($pool:expr, $fix:expr, $gate:expr) => {{
+            let g = $gate;
             let _ = sqlx::query(&$fix(INSERT))
                 .bind("bench-user")
                 .bind(&key)
@@ -91,6 +97,8 @@ async fn bare_cycle(raw: &RawPool, keys: &Keys) {
                 .bind(now)
                 .execute($pool)
                 .await;
+            drop(g);
+            let g = $gate;
             let _ = sqlx::query(&$fix(DISPATCH))
                 .bind("bench-user")
                 .bind(&key)
@@ -98,6 +106,8 @@ async fn bare_cycle(raw: &RawPool, keys: &Keys) {
                 .bind(now + 30_000)
                 .execute($pool)
                 .await;
+            drop(g);
+            let g = $gate;
             let _ = sqlx::query(&$fix(COMPLETE))
                 .bind("bench-user")
                 .bind(&key)
@@ -106,11 +116,12 @@ async fn bare_cycle(raw: &RawPool, keys: &Keys) {
                 .bind(&outcome)
                 .execute($pool)
                 .await;
+            drop(g);
         }};
     }
     match raw {
-        RawPool::Sqlite(p) => run!(p, sqlite),
-        RawPool::Postgres(p) => run!(p, str::to_owned),
+        RawPool::Sqlite(p) => run!(p, sqlite, Some(SQLITE_WRITER.lock().await)),
+        RawPool::Postgres(p) => run!(p, str::to_owned, None::<tokio::sync::MutexGuard<'static, ()>>),
     }
 }
 

@@ -173,7 +173,10 @@ impl Backend for MemoryBackend {
         let g = self.lock();
         let mut v: Vec<LedgerRecord> = g.records.values().filter(|r| r.state == state).cloned().collect();
         v.sort_by(|a, b| {
-            (a.dispatched_at, a.claimed_at, &a.user, &a.key).cmp(&(b.dispatched_at, b.claimed_at, &b.user, &b.key))
+            // The SQL stores' order: COALESCE(dispatched_at, claimed_at), then the key.
+            let ka = (a.dispatched_at.unwrap_or(a.claimed_at), a.claimed_at, &a.user, &a.key);
+            let kb = (b.dispatched_at.unwrap_or(b.claimed_at), b.claimed_at, &b.user, &b.key);
+            ka.cmp(&kb)
         });
         v.truncate(limit as usize);
         Ok(v)

@@ -371,9 +371,22 @@ macro_rules! sql_backend {
         pub(crate) struct $name {
             pool: $pool,
             sql: Statements,
+            /// SQLite only: serialises this process's writes. SQLite admits one
+            /// writer per file; without the gate, writers of one process
+            /// compete through the busy handler, which sleeps and backs off
+            /// (16 workers then commit slower than one). Other processes still
+            /// meet at the file lock.
+            write_gate: Option<tokio::sync::Mutex<()>>,
         }
 
         impl $name {
+            async fn gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+                match &self.write_gate {
+                    Some(m) => Some(m.lock().await),
+                    None => None,
+                }
+            }
+
             fn decode(row: &$row) -> Res<LedgerRecord> {
                 let v = RowValues {
                     user: row.try_get("user_id")?,
@@ -408,6 +421,7 @@ macro_rules! sql_backend {
 
         impl Backend for $name {
             async fn insert(&self, r: &LedgerRecord) -> Res<bool> {
+                let _gate = self.gate().await;
                 let v = RowValues::of(r)?;
                 let done = bind_row!(sqlx::query(&self.sql.insert), v)
                     .execute(&self.pool)
@@ -433,6 +447,7 @@ macro_rules! sql_backend {
             }
 
             async fn replace(&self, e: &Expect<'_>, new: &LedgerRecord) -> Res<bool> {
+                let _gate = self.gate().await;
                 let v = RowValues::of(new)?;
                 let done = bind_row!(sqlx::query(&self.sql.replace), v)
                     .bind(e.state.as_str())
@@ -444,6 +459,7 @@ macro_rules! sql_backend {
             }
 
             async fn update(&self, u: &Update<'_>) -> Res<Option<LedgerRecord>> {
+                let _gate = self.gate().await;
                 let base = |sql| {
                     sqlx::query(sql)
                         .bind(u.user)
@@ -475,6 +491,7 @@ macro_rules! sql_backend {
             }
 
             async fn delete(&self, e: &Expect<'_>) -> Res<bool> {
+                let _gate = self.gate().await;
                 let done = sqlx::query(&self.sql.delete)
                     .bind(e.user)
                     .bind(e.key)
@@ -487,6 +504,7 @@ macro_rules! sql_backend {
             }
 
             async fn sweep(&self, now: Timestamp, limit: u32, retain_until: Timestamp) -> Res<Vec<LedgerRecord>> {
+                let _gate = self.gate().await;
                 let rows = sqlx::query(&self.sql.sweep)
                     .bind(now.as_millis())
                     .bind(retain_until.as_millis())
@@ -499,6 +517,7 @@ macro_rules! sql_backend {
             }
 
             async fn purge(&self, now: Timestamp) -> Res<u64> {
+                let _gate = self.gate().await;
                 let done = sqlx::query(&self.sql.purge)
                     .bind(now.as_millis())
                     .execute(&self.pool)
@@ -516,6 +535,7 @@ macro_rules! sql_backend {
             }
 
             async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
+                let _gate = self.gate().await;
                 sqlx::query(&self.sql.append_decision)
                     .bind(d.at.as_millis())
                     .bind(&d.task_id)
@@ -612,6 +632,7 @@ impl SqliteBackend {
         let me = SqliteBackend {
             pool,
             sql: Statements::new(Dialect::Sqlite),
+            write_gate: Some(tokio::sync::Mutex::new(())),
         };
         me.migrate().await?;
         Ok(me)
@@ -701,6 +722,7 @@ impl PgBackend {
         let me = PgBackend {
             pool,
             sql: Statements::new(Dialect::Postgres),
+            write_gate: None,
         };
         me.migrate().await?;
         Ok(me)
