@@ -291,11 +291,9 @@ impl Default for RepairTokenBudget {
 
 impl Shard {
     fn window_mut(&mut self, user: &str, ttl: Duration, now: Instant) -> &mut SlotWindow {
-        if !self.users.contains_key(user) {
-            if self.users.len() >= self.prune_at {
-                self.prune(now);
-                self.prune_at = (self.users.len() * 2).max(PRUNE_FLOOR);
-            }
+        if self.users.len() >= self.prune_at && !self.users.contains_key(user) {
+            self.prune(now);
+            self.prune_at = (self.users.len() * 2).max(PRUNE_FLOOR);
         }
         self.users
             .entry(user.to_owned())
