@@ -1,2 +1,81 @@
-//! gate's model back ends: a scripted model that replays a conversation, and an OpenAI-compatible Chat Completions client.
+//! gate's model back ends: the agent loop asks a [`ChatModel`] for the next
+//! [`Turn`], hands its tool calls to the gate, and feeds the gate's answers back
+//! as [`Message::ToolResult`]s.
+//!
+//! Two back ends sit behind the one trait so that the same loop runs in a demo,
+//! a test and production:
+//!
+//! - [`ScriptedModel`] replays a conversation file (JSON Lines, one turn per
+//!   line) deterministically, including invalid arguments and scripted errors;
+//! - [`OpenAiCompatible`] speaks the OpenAI Chat Completions tool-calling
+//!   format to any compatible server.
+//!
+//! Tool-call arguments stay the raw text the model produced, valid JSON or not:
+//! deciding what to do with a malformed call is the gate's job, not the
+//! transport's.
 #![forbid(unsafe_code)]
+
+mod error;
+mod message;
+mod openai;
+mod scripted;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use error::ModelError;
+pub use message::{Message, ToolCallRequest, Turn, Usage};
+pub use openai::{DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, OpenAiCompatible, TOOL_ERROR_PREFIX};
+pub use scripted::{ScriptError, ScriptedModel};
+
+/// A boxed, `Send` future: what [`ChatModel::next_turn`] returns, so the trait
+/// stays object safe (`Box<dyn ChatModel>`, `Arc<dyn ChatModel>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A model that, given the conversation so far and the tools on offer, produces
+/// its next turn.
+///
+/// Implementations must not panic on any input; every failure is a
+/// [`ModelError`] whose predicates tell the loop whether waiting helps.
+pub trait ChatModel: Send + Sync {
+    /// The model's next turn after `messages`.
+    ///
+    /// `tools` is an OpenAI Chat Completions `tools` array, as built by
+    /// `toolbox.manifest(Dialect::OpenAiChat…)`; an empty array or `null`
+    /// offers no tools.
+    fn next_turn<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<Turn, ModelError>>;
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for &M {
+    fn next_turn<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<Turn, ModelError>> {
+        (**self).next_turn(messages, tools)
+    }
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
+    fn next_turn<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<Turn, ModelError>> {
+        (**self).next_turn(messages, tools)
+    }
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    fn next_turn<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<Turn, ModelError>> {
+        (**self).next_turn(messages, tools)
+    }
+}
