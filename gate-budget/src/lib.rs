@@ -15,7 +15,8 @@
 //!   retries at once; a per-call counter lets a fleet triple its load on a
 //!   failing service. A rolling budget shared across calls caps retries at a
 //!   share of real traffic: [`RetryBudget`] (tower's `TpsBudget` semantics,
-//!   with exact ratios).
+//!   with exact ratios). [`RetryQuota`] and [`RetryThrottle`] reproduce the
+//!   AWS SDKs' quota and gRPC's throttling for tools that must match them.
 //! * **Time is a budget too.** A user waiting on an agent does not care how
 //!   many attempts were made, only how long it took. [`LatencyBudget`] bounds
 //!   the latency repairs add, and decides whether a backoff delay or a
@@ -64,6 +65,7 @@ mod backoff;
 mod budget;
 pub mod cost;
 mod error;
+mod parity;
 mod retry;
 mod task;
 mod tokens;
@@ -72,6 +74,10 @@ mod window;
 pub use backoff::{Backoff, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, Jitter, MAX_BACKOFF_CAP, Pushback};
 pub use budget::Budget;
 pub use error::BudgetError;
+pub use parity::{
+    AWS_NO_RETRY_INCREMENT, AWS_QUOTA_CAPACITY, AWS_RETRY_COST, AWS_TIMEOUT_RETRY_COST, QuotaExhausted, QuotaPermit,
+    RetryCost, RetryQuota, RetryThrottle,
+};
 pub use retry::{MAX_MIN_PER_SEC, RetryBudget};
 pub use task::{
     AttemptBudget, AttemptsExhausted, DEFAULT_ADDED_LATENCY, DEFAULT_MAX_REPAIRS, Grant, LatencyBudget, LatencyRefusal,
