@@ -142,7 +142,7 @@ impl Pushback {
     /// [`Pushback::Refused`]. The HTTP-date form is not parsed here: a tool
     /// that receives one converts it to a delay and reports
     /// `ToolError::RateLimited { retry_after }`, which maps through
-    /// [`From<Option<Duration>>`](#impl-From%3COption%3CDuration%3E%3E-for-Pushback).
+    /// `Pushback::from(retry_after)`.
     pub fn from_retry_after(header: Option<&str>) -> Self {
         match header.map(str::trim) {
             None => Pushback::None,

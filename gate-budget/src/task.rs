@@ -287,6 +287,7 @@ pub struct TaskBudget {
     tokens: RepairTokenBudget,
     pending: Option<Charge>,
     repair_tokens: u64,
+    retries: u32,
 }
 
 impl TaskBudget {
@@ -306,6 +307,7 @@ impl TaskBudget {
             tokens,
             pending: None,
             repair_tokens: 0,
+            retries: 0,
         }
     }
 
@@ -336,11 +338,15 @@ impl TaskBudget {
         rng: &mut R,
     ) -> Result<Grant, Refusal> {
         self.attempts.check()?;
-        let retry = self.attempts.used() + 1;
+        // The backoff grows with retries only: a Reject is the model's turn,
+        // not a call to a struggling service.
+        let retry = self.retries + 1;
         let delay = self
             .latency
             .plan_retry(&self.backoff, retry, pushback, attempt_timeout, rng)?;
-        self.commit(cost_tokens, delay)
+        let grant = self.commit(cost_tokens, delay)?;
+        self.retries = retry;
+        Ok(grant)
     }
 
     fn commit(&mut self, cost_tokens: u64, delay: Duration) -> Result<Grant, Refusal> {
@@ -388,6 +394,11 @@ impl TaskBudget {
     /// The task's latency budget.
     pub fn latency(&self) -> &LatencyBudget {
         &self.latency
+    }
+
+    /// Retries granted so far (repairs that were not Rejects).
+    pub fn retries(&self) -> u32 {
+        self.retries
     }
 
     /// Tokens this task has spent on repair (estimates, replaced by real

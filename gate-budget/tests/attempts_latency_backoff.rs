@@ -262,3 +262,22 @@ async fn tasks_share_the_users_window() {
     assert!(b1.authorize_reject(3_000, Duration::ZERO).is_ok());
     assert_eq!((a2.remaining_tokens(), b1.remaining_tokens()), (2_000, 2_000));
 }
+
+// The backoff exponent counts retries, not Rejects: a retry after a Reject
+// still draws below the base delay.
+#[tokio::test(start_paused = true)]
+async fn backoff_grows_with_retries_only() {
+    let budget = Budget::default().with_max_repairs(4).expect("valid");
+    let shared = budget.token_budget();
+    let mut rng = StdRng::seed_from_u64(8);
+    for _ in 0..200 {
+        let mut task = budget.task(&shared, "u");
+        assert!(task.authorize_reject(0, Duration::ZERO).is_ok());
+        assert!(task.authorize_reject(0, Duration::ZERO).is_ok());
+        let first = task.authorize_retry(0, Pushback::None, SEC, &mut rng).map(|g| g.delay);
+        assert!(matches!(first, Ok(d) if d < Duration::from_millis(100)), "{first:?}");
+        let second = task.authorize_retry(0, Pushback::None, SEC, &mut rng).map(|g| g.delay);
+        assert!(matches!(second, Ok(d) if d < Duration::from_millis(200)), "{second:?}");
+        assert_eq!((task.retries(), task.attempts().used()), (2, 4));
+    }
+}
