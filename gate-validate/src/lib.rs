@@ -42,8 +42,10 @@
 //! - **Strings** with unpaired UTF-16 surrogate escapes (`"\ud800"`) are
 //!   rejected everywhere, even in fields serde would skip.
 //! - **Depth**: nesting deeper than 127 arrays/objects is a syntax violation
-//!   (serde_json's own limit); schema recursion is bounded by
-//!   [`MAX_SCHEMA_DEPTH`] and reported as a violation, never a stack overflow.
+//!   (serde_json's own limit); applicator recursion is bounded by
+//!   [`MAX_SCHEMA_DEPTH`] and reported as a violation, never a stack
+//!   overflow; [`Validator::new`] refuses schemas nested deeper than 64
+//!   levels (counting `$ref` hops), which no derived schema comes near.
 //! - **Unsupported keywords** that restrict validity (`if`/`then`/`else`,
 //!   `dependentRequired`, `dependentSchemas`, `unevaluated*`, `contains`,
 //!   `propertyNames`, `$dynamicRef`) make [`Validator::new`] fail rather than
@@ -76,10 +78,12 @@ pub use suggest::{CLOSEST, LIST_ALL_UP_TO, UnknownTool, unknown_tool};
 /// refuses the 128th level).
 pub const MAX_NESTING: u32 = 128;
 
-/// Most schema nodes entered on one path through the data; keeps
-/// adversarial schemas (long `$ref` chains, deep recursion) off the stack
-/// limit. Generous: 127 data levels times a few applicators each.
-pub const MAX_SCHEMA_DEPTH: u32 = 1024;
+/// Most applicator hops (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`) entered
+/// on one path through the data; past it the value gets a
+/// [`ViolationKind::TooDeep`] violation. Keeps adversarial schemas off the
+/// stack limit: a debug build stays within a 2 MiB thread stack at twice
+/// this bound. Plain nesting is bounded separately by [`MAX_NESTING`].
+pub const MAX_SCHEMA_DEPTH: u32 = 256;
 
 /// A tool's compiled argument schema. Cheap to clone; `Send + Sync`.
 #[derive(Debug, Clone)]

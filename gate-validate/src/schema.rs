@@ -263,7 +263,13 @@ struct Compiler<'s> {
     nodes: Vec<Node>,
     by_pointer: HashMap<String, NodeId>,
     serde_implied: bool,
+    /// Current nesting of `compile_at`, bounded so that a pathological
+    /// schema (or a long `$ref` chain) cannot overflow the stack here.
+    depth: u32,
 }
+
+/// Deepest schema nesting (including `$ref` hops) accepted by [`compile`].
+pub(crate) const MAX_COMPILE_DEPTH: u32 = 64;
 
 /// Compiles `schema` into a node graph.
 pub(crate) fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
@@ -272,6 +278,7 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
         nodes: Vec::new(),
         by_pointer: HashMap::new(),
         serde_implied: true,
+        depth: 0,
     };
     c.compile_at(schema, String::new())?;
     check_cycles(&c.nodes)?;
@@ -346,6 +353,19 @@ impl<'s> Compiler<'s> {
     }
 
     fn compile_at(&mut self, schema: &'s Value, path: String) -> Result<NodeId, SchemaError> {
+        if self.depth >= MAX_COMPILE_DEPTH {
+            return Err(SchemaError::Invalid {
+                path,
+                reason: format!("schema nested deeper than {MAX_COMPILE_DEPTH} levels"),
+            });
+        }
+        self.depth += 1;
+        let result = self.compile_node(schema, path);
+        self.depth -= 1;
+        result
+    }
+
+    fn compile_node(&mut self, schema: &'s Value, path: String) -> Result<NodeId, SchemaError> {
         let id = self.alloc(path.clone());
         self.by_pointer.entry(path.clone()).or_insert(id);
         let map = match schema {

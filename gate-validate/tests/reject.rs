@@ -426,3 +426,45 @@ fn validator_is_send_sync_and_clone() {
     let handle = std::thread::spawn(move || v.validate(r#"{"customer_id":"c_1","status":"open"}"#).is_ok());
     assert!(handle.join().unwrap());
 }
+
+/// Adversarial schemas: deep nesting and long reference chains are refused
+/// at compile time or bounded at validation time, on a 2 MiB stack (the
+/// default for spawned threads), in a debug build.
+#[test]
+fn adversarial_schemas_stay_within_a_small_stack() {
+    let result = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            // 10,000 nested `items`: refused, not a stack overflow.
+            let mut deep = json!({"type": "integer"});
+            for _ in 0..10_000 {
+                // Not `json!`, which would serialize (recursively) the inner value.
+                let mut m = serde_json::Map::new();
+                m.insert("type".into(), json!("array"));
+                m.insert("items".into(), deep);
+                deep = Value::Object(m);
+            }
+            assert!(matches!(Validator::new(&deep), Err(SchemaError::Invalid { .. })));
+            std::mem::forget(deep); // dropping a 10,000-deep Value is serde_json's recursion, not ours
+            // A chain of 20 `$ref`s per data level, data nested 120 deep.
+            let mut defs = serde_json::Map::new();
+            for i in 0..20 {
+                let next = if i == 19 {
+                    json!({"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/d0"}}, {"type": "integer"}]})
+                } else {
+                    json!({"allOf": [{"$ref": format!("#/$defs/d{}", i + 1)}]})
+                };
+                defs.insert(format!("d{i}"), next);
+            }
+            let schema = json!({"$ref": "#/$defs/d0", "$defs": defs});
+            let v = Validator::new(&schema).expect("a long but finite chain compiles");
+            let text = format!("{}1{}", "[".repeat(120), "]".repeat(120));
+            let r = v.validate(&text).expect_err("the schema depth bound is reached");
+            assert!(r.violations().iter().any(|x| x.kind == ViolationKind::TooDeep));
+            let bad = format!("{}\"x\"{}", "[".repeat(120), "]".repeat(120));
+            assert!(v.validate(&bad).is_err());
+        })
+        .unwrap()
+        .join();
+    assert!(result.is_ok());
+}
