@@ -12,8 +12,8 @@
 //!   [`cost`]). So the meter charges tokens, per user, over a rolling window:
 //!   [`RepairTokenBudget`], priced by [`repair_cost`].
 //! * **Retries multiply under load.** When a dependency is down every task
-//!   retries at once; a per-call counter lets a fleet triple its load on a
-//!   failing service. A rolling budget shared across calls caps retries at a
+//!   retries at once; three retries per call let a fleet quadruple its load on
+//!   a failing service. A rolling budget shared across calls caps retries at a
 //!   share of real traffic: [`RetryBudget`] (tower's `TpsBudget` semantics,
 //!   with exact ratios). [`RetryQuota`] and [`RetryThrottle`] reproduce the
 //!   AWS SDKs' quota and gRPC's throttling for tools that must match them.
@@ -81,7 +81,7 @@ pub use parity::{
 pub use retry::{MAX_MIN_PER_SEC, RetryBudget};
 pub use task::{
     AttemptBudget, AttemptsExhausted, DEFAULT_ADDED_LATENCY, DEFAULT_MAX_REPAIRS, Grant, LatencyBudget, LatencyRefusal,
-    MAX_ADDED_LATENCY, MAX_ATTEMPTS, Refusal, TaskBudget,
+    MAX_ADDED_LATENCY, MAX_ATTEMPTS, Refusal, TaskBudget, TaskBudgetState,
 };
 pub use tokens::{
     CHARS_PER_TOKEN, Charge, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, MAX_REPAIR_TOKENS, RepairTokenBudget,

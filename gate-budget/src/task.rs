@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::backoff::{Backoff, Pushback};
@@ -396,6 +397,31 @@ impl TaskBudget {
         &self.latency
     }
 
+    /// What the task has spent, to store with the task and hand to
+    /// [`restore`](Self::restore) when it resumes after a restart, so a
+    /// restart does not hand out a fresh budget.
+    pub fn state(&self) -> TaskBudgetState {
+        TaskBudgetState {
+            repairs: self.attempts.used,
+            retries: self.retries,
+            added_latency_ms: u64::try_from(self.latency.added.as_millis()).unwrap_or(u64::MAX),
+            repair_tokens: self.repair_tokens,
+        }
+    }
+
+    /// Resumes from a stored [`state`](Self::state). Counts above this task's
+    /// limits are clamped to them, so a stored state never grants more. The
+    /// user's token window is shared and lives on its own; it is not restored
+    /// here. A pending estimate is not stored: usage reported after a restart
+    /// is not settled.
+    pub fn restore(&mut self, state: TaskBudgetState) {
+        self.attempts.used = state.repairs.min(self.attempts.max_repairs);
+        self.retries = state.retries.min(self.attempts.used);
+        self.latency.added = Duration::from_millis(state.added_latency_ms);
+        self.repair_tokens = state.repair_tokens;
+        self.pending = None;
+    }
+
     /// Retries granted so far (repairs that were not Rejects).
     pub fn retries(&self) -> u32 {
         self.retries
@@ -411,4 +437,17 @@ impl TaskBudget {
     pub fn remaining_tokens(&self) -> u64 {
         self.tokens.remaining(&self.user)
     }
+}
+
+/// What a task has spent on repair, for storing with the task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskBudgetState {
+    /// Repairs used (Rejects and Retries).
+    pub repairs: u32,
+    /// Of which Retries.
+    pub retries: u32,
+    /// Latency added, in milliseconds.
+    pub added_latency_ms: u64,
+    /// Repair tokens spent.
+    pub repair_tokens: u64,
 }

@@ -281,3 +281,48 @@ async fn backoff_grows_with_retries_only() {
         assert_eq!((task.retries(), task.attempts().used()), (2, 4));
     }
 }
+
+// A resumed task continues from what it had spent, and a stored state can
+// never grant more than the task's limits.
+#[tokio::test(start_paused = true)]
+async fn a_resumed_task_keeps_its_spending() {
+    let budget = Budget::default();
+    let shared = budget.token_budget();
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut before = budget.task(&shared, "u");
+    assert!(
+        before
+            .authorize_retry(1_000, Pushback::After(3 * SEC), SEC, &mut rng)
+            .is_ok()
+    );
+    before.record_latency(2 * SEC);
+    let state = before.state();
+    assert_eq!(
+        (
+            state.repairs,
+            state.retries,
+            state.added_latency_ms,
+            state.repair_tokens
+        ),
+        (1, 1, 5_000, 1_000)
+    );
+    let json = serde_json::to_string(&state).expect("serializes");
+
+    let mut after = budget.task(&shared, "u");
+    after.restore(serde_json::from_str(&json).expect("deserializes"));
+    assert_eq!(after.state(), state);
+    assert!(after.authorize_reject(0, Duration::ZERO).is_ok());
+    assert!(matches!(
+        after.authorize_reject(0, Duration::ZERO),
+        Err(Refusal::Attempts(_))
+    ));
+
+    let mut forged = budget.task(&shared, "u");
+    forged.restore(gate_budget::TaskBudgetState {
+        repairs: 99,
+        retries: 99,
+        ..state
+    });
+    assert_eq!((forged.attempts().used(), forged.retries()), (2, 2));
+    assert!(forged.authorize_reject(0, Duration::ZERO).is_err());
+}
