@@ -9,6 +9,40 @@
 //! violation at once, and renders a short deterministic message that ends
 //! with what to do. It also rejects unknown tool names ([`unknown_tool`]).
 //!
+//! # Example
+//!
+//! ```
+//! use gate_validate::{Validator, unknown_tool};
+//! use serde_json::json;
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {
+//!         "customer_id": {"type": "string"},
+//!         "include_history": {"type": "boolean"}
+//!     },
+//!     "required": ["customer_id", "include_history"],
+//!     "additionalProperties": false
+//! });
+//! let validator = Validator::new(&schema)?;
+//!
+//! let ok = validator.validate(r#"{"customer_id": "c_1", "include_history": true}"#);
+//! assert!(ok.is_ok());
+//!
+//! let rejection = validator.validate(r#"{"customer_id": 12345}"#).unwrap_err();
+//! assert_eq!(
+//!     rejection.message("lookup_customer"),
+//!     "`lookup_customer` was called with invalid arguments (2 problems):\n\
+//!      - /customer_id: expected string, got integer 12345\n\
+//!      - /include_history: required field is missing (expected boolean)\n\
+//!      Call `lookup_customer` again with these fields corrected, sending the complete arguments object."
+//! );
+//!
+//! let unknown = unknown_tool("lookup_custmer", &["lookup_customer", "charge_card"]);
+//! assert!(unknown.message().starts_with("There is no tool named `lookup_custmer`. Available tools:"));
+//! # Ok::<(), gate_validate::SchemaError>(())
+//! ```
+//!
 //! # Design
 //!
 //! [`Validator::new`] compiles the schema once into a node graph (`$ref`s
