@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use gate_budget::{RepairTokenBudget, RetryBudget};
+use gate_budget::{Backoff, LatencyBudget, Pushback, RepairTokenBudget, RetryBudget};
 use proptest::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -88,5 +90,43 @@ proptest! {
             prop_assert_eq!(n, u64::from(deposits) * u64::from(permille) / 1000);
             Ok(())
         })?;
+    }
+
+    // B7 for any valid parameters: the ceiling never exceeds the cap and every
+    // full-jitter delay is below it.
+    #[test]
+    fn backoff_delay_below_ceiling(base_ms in 1u64..5_000, extra_ms in 0u64..60_000, retry in 0u32..200, seed: u64) {
+        let base = Duration::from_millis(base_ms);
+        let b = Backoff::new(base, base + Duration::from_millis(extra_ms)).expect("valid");
+        let mut rng = StdRng::seed_from_u64(seed);
+        let ceiling = b.ceiling(retry);
+        prop_assert!(ceiling >= base && ceiling <= b.cap());
+        prop_assert!(b.delay(retry, &mut rng) < ceiling);
+    }
+
+    // B6 for any sequence: a plan that is granted always fits, and what was
+    // granted plus what was spent within timeouts never exceeds the limit.
+    #[test]
+    fn latency_grants_always_fit(
+        limit_ms in 0u64..60_000,
+        steps in proptest::collection::vec((0u64..20_000, 0u64..10_000, proptest::option::of(0u64..40)), 1..30),
+        seed: u64,
+    ) {
+        let mut l = LatencyBudget::new(Duration::from_millis(limit_ms)).expect("valid");
+        let b = Backoff::default();
+        let mut rng = StdRng::seed_from_u64(seed);
+        for (n, (timeout_ms, spent_ms, hint)) in steps.into_iter().enumerate() {
+            let timeout = Duration::from_millis(timeout_ms);
+            let pushback = Pushback::from(hint.map(Duration::from_secs));
+            let retry = u32::try_from(n).unwrap_or(u32::MAX) + 1;
+            if let Ok(delay) = l.plan_retry(&b, retry, pushback, timeout, &mut rng) {
+                if let Pushback::After(d) = pushback {
+                    prop_assert_eq!(delay, d);
+                }
+                l.record(delay);
+                l.record(Duration::from_millis(spent_ms).min(timeout));
+            }
+            prop_assert!(l.added() <= l.limit());
+        }
     }
 }
