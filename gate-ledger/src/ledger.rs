@@ -108,6 +108,8 @@ pub trait Ledger: Send + Sync + fmt::Debug {
     fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
 
     /// Records that need a human: `OutcomeUnknown`, oldest dispatch first.
+    /// Run [`Ledger::sweep_expired_leases`] first so that calls whose worker
+    /// died while dispatched are listed too.
     fn list_unresolved<'a>(&'a self, limit: u32) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
 
     /// Resolves an `OutcomeUnknown` record. Resolving again with the same

@@ -460,10 +460,6 @@ async fn break_store(h: &Harness, broken: bool) {
 // L20: store error on claim → unavailable (fail closed: the caller gets no
 // lease, so the tool cannot run).
 async fn l20_store_error_on_claim(h: &Harness) {
-    if h.kind == Kind::Memory {
-        eprintln!("l20: the memory store has no failure mode to inject");
-        return;
-    }
     let r = charge("pay INV-20");
     break_store(h, true).await;
     let e = err(h.ledger.claim(&r).await);
@@ -476,10 +472,6 @@ async fn l20_store_error_on_claim(h: &Harness) {
 // L21: store error while saving success → surfaced; the record stays
 // Dispatched, then the sweep makes it OutcomeUnknown.
 async fn l21_store_error_on_complete(h: &Harness) {
-    if h.kind == Kind::Memory {
-        eprintln!("l21: the memory store has no failure mode to inject");
-        return;
-    }
     let r = charge("pay INV-21");
     let lease = claim_ok(&*h.ledger, &r).await;
     let lease = h.ledger.dispatch(&lease).await.expect("dispatch");
@@ -1004,8 +996,10 @@ async fn decision_log_and_report(h: &Harness) {
     assert_eq!(rep.mean_repair_tokens_per_task, Some(250.0 / 3.0));
 }
 
+/// Generates one test per case and store. `sql_only` cases inject failures
+/// into a real SQL store and have no memory counterpart.
 macro_rules! suite {
-    ($($case:ident),* $(,)?) => {
+    (all: [$($case:ident),* $(,)?], sql_only: [$($sql:ident),* $(,)?]) => {
         mod memory {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1029,6 +1023,16 @@ macro_rules! suite {
                     h.cleanup().await;
                 }
             )*
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $sql() {
+                    let h = super::Harness::open(super::Kind::Sqlite, stringify!($sql))
+                        .await
+                        .expect("sqlite store");
+                    super::$sql(&h).await;
+                    h.cleanup().await;
+                }
+            )*
         }
         mod postgres {
             $(
@@ -1042,39 +1046,51 @@ macro_rules! suite {
                     h.cleanup().await;
                 }
             )*
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $sql() {
+                    let Some(h) = super::Harness::open(super::Kind::Postgres, stringify!($sql)).await
+                    else {
+                        return;
+                    };
+                    super::$sql(&h).await;
+                    h.cleanup().await;
+                }
+            )*
         }
     };
 }
 
 suite!(
-    l01_new_key_runs_once,
-    l02_replay_after_success,
-    l03_replay_permanent_failure,
-    l04_key_reused_different_params,
-    l05_key_reused_different_tool,
-    l06_l07_canonical_fingerprint,
-    l08_concurrent_claims_one_winner,
-    l09_concurrent_reclaim_one_winner,
-    l10_in_progress_while_dispatched,
-    l11_idempotent_reclaim,
-    l12_non_idempotent_expired_dispatch_is_unknown,
-    l13_timeout_is_final,
-    l14_retryable_failure_reruns,
-    l15_crash_before_dispatch_reruns,
-    l16_crash_after_dispatch,
-    l17_crash_after_result,
-    l18_stale_worker_fenced,
-    l19_records_not_deleted_on_error,
-    l20_store_error_on_claim,
-    l21_store_error_on_complete,
-    l22_l23_retention_and_boundaries,
-    l24_tenants_independent,
-    l25_invalid_keys,
-    l26_release_before_dispatch,
-    l28_sqlite_pragmas,
-    l30_reconcile,
-    l31_randomised_history,
-    l32_sweep_selects_only_eligible,
-    renew_extends_lease,
-    decision_log_and_report,
+    all: [
+        l01_new_key_runs_once,
+        l02_replay_after_success,
+        l03_replay_permanent_failure,
+        l04_key_reused_different_params,
+        l05_key_reused_different_tool,
+        l06_l07_canonical_fingerprint,
+        l08_concurrent_claims_one_winner,
+        l09_concurrent_reclaim_one_winner,
+        l10_in_progress_while_dispatched,
+        l11_idempotent_reclaim,
+        l12_non_idempotent_expired_dispatch_is_unknown,
+        l13_timeout_is_final,
+        l14_retryable_failure_reruns,
+        l15_crash_before_dispatch_reruns,
+        l16_crash_after_dispatch,
+        l17_crash_after_result,
+        l18_stale_worker_fenced,
+        l19_records_not_deleted_on_error,
+        l22_l23_retention_and_boundaries,
+        l24_tenants_independent,
+        l25_invalid_keys,
+        l26_release_before_dispatch,
+        l28_sqlite_pragmas,
+        l30_reconcile,
+        l31_randomised_history,
+        l32_sweep_selects_only_eligible,
+        renew_extends_lease,
+        decision_log_and_report,
+    ],
+    sql_only: [l20_store_error_on_claim, l21_store_error_on_complete]
 );
