@@ -93,6 +93,31 @@ enum Action {
 struct CompiledSecret {
     rule: usize,
     re: Regex,
+    /// For rules written `(TOKEN)END`, the regex is just `TOKEN` and the
+    /// end is checked by hand: a capture-free `find` runs on the lazy
+    /// DFA, while `captures` on a large pattern falls back to the PikeVM,
+    /// which made findings-dense text several times slower.
+    end: Option<EndCheck>,
+}
+
+/// What must follow a token (or the end of the text).
+enum EndCheck {
+    /// `\b` after the token: not `[A-Za-z0-9_]`.
+    Word,
+    /// A byte matching this one-character class, e.g. `[^A-Za-z0-9_-]`.
+    Class(Regex),
+}
+
+/// Splits a rule pattern of the form `(TOKEN)\b` or `(TOKEN)(?:[^…]|$)`
+/// into `TOKEN` and its end check; `None` for any other shape.
+fn split_token_pattern(p: &str) -> Option<(&str, EndCheck)> {
+    let inner = p.strip_prefix('(')?;
+    if let Some(body) = inner.strip_suffix(r")\b") {
+        return Some((body, EndCheck::Word));
+    }
+    let (body, class) = inner.strip_suffix("|$)")?.rsplit_once(")(?:[^")?;
+    let re = Regex::new(&format!("^[^{class}")).ok()?;
+    Some((body, EndCheck::Class(re)))
 }
 
 struct CustomRule {
@@ -181,7 +206,15 @@ impl Engine {
                 secrets.push(None);
                 continue;
             }
-            let pattern = format!("^(?:{})", ascii_boundaries(rule.pattern));
+            let (body, end) = if rule.left_boundary {
+                match split_token_pattern(rule.pattern) {
+                    Some((body, end)) => (body, Some(end)),
+                    None => (rule.pattern, None),
+                }
+            } else {
+                (rule.pattern, None)
+            };
+            let pattern = format!("^(?:{})", ascii_boundaries(body));
             let re = Regex::new(&pattern).map_err(|e| SanitizerConfigError::InvalidPattern {
                 kind: rule.kind.to_string(),
                 source: Box::new(e),
@@ -189,7 +222,7 @@ impl Engine {
             for a in rule.anchors {
                 add(a, Action::Secret(i));
             }
-            secrets.push(Some(CompiledSecret { rule: i, re }));
+            secrets.push(Some(CompiledSecret { rule: i, re, end }));
         }
         if enabled.pem {
             add("-----BEGIN", Action::PemBegin);
@@ -221,6 +254,9 @@ impl Engine {
             }
         }
 
+        // Overlapping search reports anchors hidden inside longer ones
+        // (`key` in `accountkey=`, `sk-` in `sk-ant-`), so no rule depends
+        // on which anchor the automaton prefers.
         let ac = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
@@ -366,11 +402,10 @@ impl Engine {
     }
 
     fn detect(&self, text: &str) -> Vec<Cand> {
-        let mut hits: Vec<(usize, usize, usize)> = self
-            .ac
-            .find_overlapping_iter(text)
-            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
-            .collect();
+        let mut hits: Vec<(usize, usize, usize)> = Vec::new();
+        for m in self.ac.find_overlapping_iter(text) {
+            hits.push((m.start(), m.end(), m.pattern().as_usize()));
+        }
         hits.sort_unstable();
 
         let mut cands = Vec::new();
@@ -483,8 +518,30 @@ impl Engine {
             return;
         }
         st.rule_until[i] = start + 1;
+        if rule.check == Check::Jwt && !jwt_header_closes(bytes, start, st) {
+            return;
+        }
         let window_end = floor_boundary(text, start.saturating_add(SECRET_WINDOW));
         let slice = &text[start..window_end];
+        if let Some(end_check) = &compiled.end {
+            let Some(m) = compiled.re.find(slice) else {
+                return;
+            };
+            st.rule_until[i] = start + m.end().max(1);
+            let end = start + m.end();
+            let ended = end == text.len()
+                || match end_check {
+                    EndCheck::Word => !is_word(bytes[end]),
+                    EndCheck::Class(re) => re.is_match(&text[end..floor_boundary(text, end + 4)]),
+                };
+            if !ended || (m.end() == slice.len() && window_end < text.len()) {
+                return;
+            }
+            if self.check(rule.check, m.as_str()) && !m.is_empty() {
+                cands.push(cand(start..end, rule.kind, Category::Secret));
+            }
+            return;
+        }
         let Some(caps) = compiled.re.captures(slice) else {
             return;
         };
@@ -492,27 +549,27 @@ impl Engine {
             return;
         };
         st.rule_until[i] = start + whole.end().max(1);
-        if whole.end() == slice.len() && window_end < text.len() {
-            // The window cut a longer token; a boundary seen at the cut is
-            // not a real one.
-            return;
-        }
+        // A value running past the window is still a value: redact what
+        // the window holds rather than nothing.
         let m = (1..caps.len()).find_map(|g| caps.get(g)).unwrap_or(whole);
         let secret = m.as_str();
-        let ok = match rule.check {
-            Check::None => true,
-            Check::Entropy => tokens::high_entropy(secret),
-            Check::Password => tokens::plausible_password(secret),
-            Check::Jwt => tokens::valid_jwt(secret),
-            Check::NotPlaceholder => !secret.starts_with("[redacted:"),
-        };
-        if ok && !m.is_empty() {
+        if self.check(rule.check, secret) && !m.is_empty() {
             cands.push(Cand {
                 start: start + m.start(),
                 end: start + m.end(),
                 kind: Cow::Borrowed(rule.kind),
                 category: Category::Secret,
             });
+        }
+    }
+
+    fn check(&self, check: Check, secret: &str) -> bool {
+        match check {
+            Check::None => true,
+            Check::Entropy => tokens::high_entropy(secret),
+            Check::Password => tokens::plausible_password(secret),
+            Check::Jwt => tokens::valid_jwt(secret),
+            Check::NotPlaceholder => !secret.starts_with("[redacted:"),
         }
     }
 
@@ -739,6 +796,29 @@ fn original_offset(segs: &[Seg], out_pos: usize, orig_len: usize) -> usize {
     }
 }
 
+/// Whether the base64url run after `eyJ` at `start` is followed by `.`
+/// (after at most two `=`), as a JWT header must be. Every `eyJ` inside
+/// one run shares the run's end, so the run is scanned once and
+/// remembered: `eyJ-eyJ-…` would otherwise cost a long regex scan per
+/// anchor.
+fn jwt_header_closes(bytes: &[u8], start: usize, st: &mut ScanState) -> bool {
+    let is_b64url = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    if start >= st.jwt_run_end {
+        let mut h = start + 3;
+        while h < bytes.len() && is_b64url(bytes[h]) {
+            h += 1;
+        }
+        st.jwt_run_end = h;
+    }
+    let mut k = st.jwt_run_end;
+    let mut pad = 0;
+    while pad < 2 && k < bytes.len() && bytes[k] == b'=' {
+        k += 1;
+        pad += 1;
+    }
+    k < bytes.len() && bytes[k] == b'.'
+}
+
 /// How far each position-tracking detector has already looked.
 #[derive(Default)]
 struct ScanState {
@@ -747,6 +827,8 @@ struct ScanState {
     v6_done: usize,
     host_done: usize,
     instr_done: usize,
+    /// End of the base64url run holding the last `eyJ` looked at.
+    jwt_run_end: usize,
     /// Per secret rule, where its last match (or attempt) ended.
     rule_until: Vec<usize>,
 }
@@ -780,5 +862,20 @@ pub(crate) fn cand(range: Range<usize>, kind: &'static str, category: Category) 
         end: range.end,
         kind: Cow::Borrowed(kind),
         category,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every token-shaped rule takes the capture-free path; only the
+    /// header rule, whose secret follows a scheme word, needs captures.
+    #[test]
+    fn token_rules_split_into_token_and_end() {
+        for rule in SECRET_RULES.iter().filter(|r| r.left_boundary) {
+            let split = split_token_pattern(rule.pattern).is_some();
+            assert_eq!(split, rule.kind != "authorization-header", "{}", rule.kind);
+        }
     }
 }

@@ -127,7 +127,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         "aws-session-token",
         &["session_token", "sessiontoken", "session-token"],
         concat!(
-            r#"(?i:session[_-]?token)["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{100,4096})"#,
+            r#"(?i:session[_-]?token)["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{100,})"#,
             end_b64!()
         ),
     )),
@@ -283,7 +283,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         "openai-api-key",
         &["sk-"],
         concat!(
-            r"(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,300}|[A-Za-z0-9_\-]{10,200}T3BlbkFJ[A-Za-z0-9_\-]{10,200}|[A-Za-z0-9]{48}))",
+            r"(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,300}|[A-Za-z0-9_\-]{10,64}T3BlbkFJ[A-Za-z0-9_\-]{10,64}|[A-Za-z0-9]{48}))",
             end_dash!()
         ),
     ),
@@ -416,7 +416,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         r(
             "authorization-header",
             &["authorization"],
-            r#"(?i:authorization)["']?\s*[:=]\s*["']?(?:(?i:bearer|basic|token|apikey|api-key|bot)\s+([A-Za-z0-9\-._~+/=]{6,8192})|((?i:digest|aws4-hmac-sha256|negotiate|ntlm|hmac|signature)\s+[^\r\n"']{6,4096}))"#,
+            r#"(?i:authorization)["']?\s*[:=]\s*["']?(?:(?i:bearer|basic|token|apikey|api-key|bot)\s+([A-Za-z0-9\-._~+/=]{6,})|((?i:digest|aws4-hmac-sha256|negotiate|ntlm|hmac|signature)\s+[^\r\n"']{6,}))"#,
         ),
         Check::NotPlaceholder,
     ),
@@ -430,7 +430,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
                 "x-goog-api-key",
                 "ocp-apim-subscription-key",
             ],
-            r#"(?i:x-api-key|x-auth-token|api-key|x-goog-api-key|ocp-apim-subscription-key)["']?\s*:\s*["']?([A-Za-z0-9\-._~+/=]{8,1024})"#,
+            r#"(?i:x-api-key|x-auth-token|api-key|x-goog-api-key|ocp-apim-subscription-key)["']?\s*:\s*["']?([A-Za-z0-9\-._~+/=]{8,})"#,
         )),
         Check::NotPlaceholder,
     ),
@@ -438,7 +438,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-password",
             &["password", "passwd", "pwd", "passphrase"],
-            r#"(?i:password|passwd|pwd|passphrase)["']?\s*[:=]\s*["']?([^\s"',;&<>\[\]{}()]{3,256})"#,
+            r#"(?i:password|passwd|pwd|passphrase)["']?\s*[:=]\s*["']?([^\s"',;&<>\[\]{}()]{3,})"#,
         )),
         Check::Password,
     ),
@@ -446,7 +446,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-secret",
             &["secret"],
-            r#"(?i:secret)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
+            r#"(?i:secret)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,}={0,2})"#,
         )),
         Check::Entropy,
     ),
@@ -454,7 +454,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-token",
             &["token"],
-            r#"(?i:token)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
+            r#"(?i:token)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,}={0,2})"#,
         )),
         Check::Entropy,
     ),
@@ -462,7 +462,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         inner(r(
             "generic-key",
             &["key"],
-            r#"(?i:key)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,512}={0,2})"#,
+            r#"(?i:key)["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.~]{12,}={0,2})"#,
         )),
         Check::Entropy,
     ),

@@ -46,6 +46,12 @@ fn adversarial(total: usize) -> String {
         "-us",
         ":AA",
         "Q~",
+        "eyJ-",
+        "ya29.-",
+        "sk-",
+        "password=$",
+        "://a:",
+        "x-api-key: ",
     ];
     let per = total / shapes.len();
     let mut s = String::with_capacity(total + 64);
