@@ -910,6 +910,49 @@ async fn l32_sweep_selects_only_eligible(h: &Harness) {
     assert_eq!(record(h, &finished).await, before_finished);
 }
 
+// L32 (concurrent half): sweepers running at once split the expired rows
+// (PostgreSQL: FOR UPDATE SKIP LOCKED); no row is swept twice or missed.
+async fn l32_concurrent_sweeps_split_work(h: &Harness) {
+    let mut keys = Vec::new();
+    for i in 0..24 {
+        let r = charge(&format!("sweep together {i}"));
+        let lease = claim_ok(&*h.ledger, &r).await;
+        if i % 2 == 0 {
+            h.ledger.dispatch(&lease).await.expect("dispatch");
+        }
+        keys.push(r.key);
+    }
+    h.clock.advance(LEASE);
+    let now = h.now();
+    let mut joins = Vec::new();
+    for _ in 0..4 {
+        let l = h.ledger.clone();
+        joins.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let rep = l.sweep_expired_leases(now, 3).await.expect("sweep");
+                if rep.marked_unknown.is_empty() && rep.released.is_empty() {
+                    return mine;
+                }
+                mine.extend(rep.marked_unknown.into_iter().map(|r| (r.key, r.state)));
+                mine.extend(rep.released.into_iter().map(|r| (r.key, r.state)));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for j in joins {
+        all.extend(j.await.expect("sweeper"));
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut seen: Vec<String> = all.iter().map(|(k, _)| k.clone()).collect();
+    seen.dedup();
+    assert_eq!(seen.len(), all.len(), "a row was swept twice");
+    keys.sort();
+    assert_eq!(seen, keys, "every expired row swept once");
+    let unknown = all.iter().filter(|(_, s)| *s == State::OutcomeUnknown).count();
+    assert_eq!(unknown, 12);
+}
+
 // Renew extends a lease; a renewed lease keeps the key in progress.
 async fn renew_extends_lease(h: &Harness) {
     let r = charge("renew");
@@ -1089,6 +1132,7 @@ suite!(
         l30_reconcile,
         l31_randomised_history,
         l32_sweep_selects_only_eligible,
+        l32_concurrent_sweeps_split_work,
         renew_extends_lease,
         decision_log_and_report,
     ],
