@@ -220,8 +220,7 @@ pub(crate) enum Change {
         to: State,
         from_claimed: bool,
         expires_at: Option<Timestamp>,
-        outcome: Option<String>,
-        outcome_is_error: Option<bool>,
+        outcome: Option<Outcome>,
         error: Option<String>,
     },
 }
@@ -528,16 +527,6 @@ impl<B: Backend> Core<B> {
             Finish::FailedRetryable { error } => (retain, None, Some(error)),
             Finish::OutcomeUnknown { error } => (None, None, Some(error)),
         };
-        let (outcome_text, outcome_is_error) = match &outcome {
-            Some(o) => (
-                Some(
-                    serde_json::to_string(&o.value)
-                        .map_err(|e| LedgerError::invalid_input(format!("the outcome is not serialisable: {e}")))?,
-                ),
-                Some(o.is_error),
-            ),
-            None => (None, None),
-        };
         let from_claimed = to == State::FailedRetryable;
         let u = Update {
             user: &lease.user,
@@ -549,8 +538,7 @@ impl<B: Backend> Core<B> {
                 to,
                 from_claimed,
                 expires_at,
-                outcome: outcome_text,
-                outcome_is_error,
+                outcome,
                 error,
             },
         };

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::ledger::{Backend, Change, Expect, Update};
-use crate::record::{LedgerRecord, Outcome, State};
+use crate::record::{LedgerRecord, State};
 use crate::time::Timestamp;
 
 #[derive(Debug, Default)]
@@ -103,25 +103,16 @@ impl Backend for MemoryBackend {
                 from_claimed,
                 expires_at,
                 outcome,
-                outcome_is_error,
                 error,
             } => {
                 let ok = r.state == State::Dispatched || (*from_claimed && r.state == State::Claimed);
                 if !ok {
                     return Ok(None);
                 }
-                let outcome = match (outcome, outcome_is_error) {
-                    (Some(text), Some(is_error)) => Some(Outcome {
-                        value: serde_json::from_str(text)
-                            .map_err(|e| LedgerError::corrupt(format!("stored outcome is not JSON: {e}")))?,
-                        is_error: *is_error,
-                    }),
-                    _ => None,
-                };
                 r.state = *to;
                 r.finished_at = Some(u.now);
                 r.expires_at = *expires_at;
-                r.outcome = outcome;
+                r.outcome = outcome.clone();
                 r.error = error.clone();
                 r.lease_expires_at = None;
             }

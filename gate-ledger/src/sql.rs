@@ -258,15 +258,15 @@ fn ms(t: Option<Timestamp>) -> Option<i64> {
     t.map(Timestamp::as_millis)
 }
 
+/// The stored text of an outcome's value.
+fn outcome_json(o: &Outcome) -> Res<String> {
+    serde_json::to_string(&o.value)
+        .map_err(|e| LedgerError::invalid_input(format!("the outcome is not serialisable: {e}")))
+}
+
 impl RowValues {
     fn of(r: &LedgerRecord) -> Res<Self> {
-        let outcome = match &r.outcome {
-            Some(o) => Some(
-                serde_json::to_string(&o.value)
-                    .map_err(|e| LedgerError::invalid_input(format!("the outcome is not serialisable: {e}")))?,
-            ),
-            None => None,
-        };
+        let outcome = r.outcome.as_ref().map(outcome_json).transpose()?;
         Ok(RowValues {
             user: r.user.clone(),
             key: r.key.clone(),
@@ -459,6 +459,10 @@ macro_rules! sql_backend {
             }
 
             async fn update(&self, u: &Update<'_>) -> Res<Option<LedgerRecord>> {
+                let outcome_text = match &u.change {
+                    Change::Finish { outcome: Some(o), .. } => Some(outcome_json(o)?),
+                    _ => None,
+                };
                 let _gate = self.gate().await;
                 let base = |sql| {
                     sqlx::query(sql)
@@ -476,13 +480,12 @@ macro_rules! sql_backend {
                         from_claimed,
                         expires_at,
                         outcome,
-                        outcome_is_error,
                         error,
                     } => base(self.sql.finish.as_str())
                         .bind(to.as_str())
                         .bind(ms(*expires_at))
-                        .bind(outcome.clone())
-                        .bind(outcome_is_error.map(i64::from))
+                        .bind(outcome_text.clone())
+                        .bind(outcome.as_ref().map(|o| i64::from(o.is_error)))
                         .bind(error.clone())
                         .bind(i64::from(*from_claimed)),
                 };
