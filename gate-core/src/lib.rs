@@ -12,6 +12,7 @@ mod ctx;
 mod effects;
 mod error;
 pub mod manifest;
+pub mod runtime;
 mod tool;
 mod toolbox;
 
@@ -24,3 +25,9 @@ pub use error::{BoxError, ToolError};
 pub use manifest::{Dialect, ManifestError};
 pub use tool::{DynamicTool, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name};
 pub use toolbox::{Toolbox, ToolboxError};
+
+pub use gate_ledger as ledger;
+pub use gate_sanitize as sanitize;
+pub use gate_sanitize::Sanitizer;
+pub use gate_validate as validate;
+pub use runtime::{Budget, FailureClass, FailureReport, Gate, Step, Task, ToolCall};

@@ -1,0 +1,918 @@
+//! `Gate` and `Task`: the pipeline every tool call goes through.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use gate_ledger::{Claim, ClaimRequest, DecisionRecord, Finish, Lease, Ledger, LedgerError, State};
+use gate_sanitize::Sanitizer;
+use gate_validate::Validator;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::budget::{Budget, TokenWindows};
+use super::class::{Ambiguity, FailureClass, classify};
+use super::log::{DecisionSink, LedgerSink, emit};
+use super::policy::{BudgetVerdict, Decision, FailReason, History, Situation, decide};
+use super::report::{FailureReport, next_check};
+use super::step::{Feedback, Step, ToolCall, ToolOutput};
+use crate::{Ctx, Tool, ToolError, Toolbox, call_contained};
+
+/// Why a gate could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct GateError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl GateError {
+    fn new(message: impl Into<String>, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        GateError {
+            message: message.into(),
+            source,
+        }
+    }
+}
+
+/// Builds a [`Gate`].
+pub struct GateBuilder {
+    toolbox: Toolbox,
+    store: String,
+    ledger: Option<Arc<dyn Ledger>>,
+    budget: Budget,
+    sanitizer: Option<Sanitizer>,
+    result_sanitizer: Option<Option<Sanitizer>>,
+    rejection_cap: u32,
+    corrections_per_step: u32,
+    sinks: Vec<Arc<dyn DecisionSink>>,
+    seed: Option<u64>,
+}
+
+/// The default store: an SQLite file in the working directory.
+pub const DEFAULT_STORE: &str = "sqlite:gate.db";
+/// Cap on results shown to the model (tool results may be long; error texts
+/// use the sanitizer's own, smaller cap).
+pub const DEFAULT_RESULT_CAP: usize = 64 * 1024;
+
+impl GateBuilder {
+    /// The ledger store by URL: `sqlite:FILE` (default `sqlite:gate.db`),
+    /// `postgres://…`, or `memory:`.
+    pub fn store(mut self, url: impl Into<String>) -> Self {
+        self.store = url.into();
+        self
+    }
+
+    /// An already opened ledger (shared between gates, or a test double).
+    pub fn ledger(mut self, ledger: Arc<dyn Ledger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// The budgets.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The sanitizer for every error, rejection, correction and failure text.
+    pub fn sanitizer(mut self, sanitizer: Sanitizer) -> Self {
+        self.sanitizer = Some(sanitizer);
+        self
+    }
+
+    /// The sanitizer for tool results (default: all built-in rules with a
+    /// 64 KiB cap); `None` hands results to the model unchanged.
+    pub fn result_sanitizer(mut self, sanitizer: Option<Sanitizer>) -> Self {
+        self.result_sanitizer = Some(sanitizer);
+        self
+    }
+
+    /// Rejections a task may receive before it fails (default 2).
+    pub fn rejection_cap(mut self, cap: u32) -> Self {
+        self.rejection_cap = cap;
+        self
+    }
+
+    /// Corrected retries per step (default 1).
+    pub fn corrections_per_step(mut self, corrections: u32) -> Self {
+        self.corrections_per_step = corrections;
+        self
+    }
+
+    /// Another place for decision records (the ledger store always gets them).
+    pub fn decision_sink(mut self, sink: Arc<dyn DecisionSink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Seeds the backoff jitter, for reproducible runs.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Compiles every tool's validator and opens the store.
+    pub async fn build(self) -> Result<Gate, GateError> {
+        let mut validators = HashMap::new();
+        for spec in self.toolbox.specs() {
+            let validator = Validator::new(spec.input_schema()).map_err(|e| {
+                GateError::new(
+                    format!("tool `{}`: its input schema cannot be validated: {e}", spec.name()),
+                    Some(Box::new(e)),
+                )
+            })?;
+            validators.insert(spec.name().to_owned(), validator);
+        }
+        let ledger = match self.ledger {
+            Some(ledger) => ledger,
+            None => gate_ledger::open(&self.store).await.map_err(|e| {
+                GateError::new(
+                    format!("cannot open the ledger store `{}`: {e}", self.store),
+                    Some(Box::new(e)),
+                )
+            })?,
+        };
+        let result_sanitizer = match self.result_sanitizer {
+            Some(choice) => choice,
+            None => Some(default_result_sanitizer()?),
+        };
+        let mut sinks: Vec<Arc<dyn DecisionSink>> = vec![Arc::new(LedgerSink(ledger.clone()))];
+        sinks.extend(self.sinks);
+        let tokens = TokenWindows::new(&self.budget);
+        Ok(Gate {
+            inner: Arc::new(Inner {
+                toolbox: self.toolbox,
+                validators,
+                ledger,
+                sanitizer: self.sanitizer.unwrap_or_else(default_sanitizer),
+                result_sanitizer,
+                budget: self.budget,
+                tokens,
+                rejection_cap: self.rejection_cap,
+                corrections_per_step: self.corrections_per_step,
+                sinks,
+                started: tokio::time::Instant::now(),
+                rng: Mutex::new(match self.seed {
+                    Some(seed) => StdRng::seed_from_u64(seed),
+                    None => StdRng::from_os_rng(),
+                }),
+            }),
+        })
+    }
+}
+
+/// Compiling the built-in rules takes a while, and a sanitizer is a cheap
+/// `Arc` clone, so every gate of a process shares the default ones.
+fn default_sanitizer() -> Sanitizer {
+    static DEFAULT: OnceLock<Sanitizer> = OnceLock::new();
+    DEFAULT.get_or_init(Sanitizer::default).clone()
+}
+
+fn default_result_sanitizer() -> Result<Sanitizer, GateError> {
+    static DEFAULT: OnceLock<Result<Sanitizer, String>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            Sanitizer::builder()
+                .max_len(DEFAULT_RESULT_CAP)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| GateError::new(format!("result sanitizer: {e}"), None))
+}
+
+/// The shared part of the runtime: toolbox, validators, ledger, sanitizer,
+/// budgets and decision sinks. Cheap to clone; one per process is typical.
+#[derive(Clone)]
+pub struct Gate {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolbox: Toolbox,
+    validators: HashMap<String, Validator>,
+    ledger: Arc<dyn Ledger>,
+    sanitizer: Sanitizer,
+    result_sanitizer: Option<Sanitizer>,
+    budget: Budget,
+    tokens: TokenWindows,
+    rejection_cap: u32,
+    corrections_per_step: u32,
+    sinks: Vec<Arc<dyn DecisionSink>>,
+    started: tokio::time::Instant,
+    rng: Mutex<StdRng>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("tools", &self.inner.toolbox)
+            .field("ledger", &self.inner.ledger)
+            .finish()
+    }
+}
+
+impl Gate {
+    /// Starts building a gate over `toolbox`.
+    pub fn builder(toolbox: Toolbox) -> GateBuilder {
+        GateBuilder {
+            toolbox,
+            store: DEFAULT_STORE.to_owned(),
+            ledger: None,
+            budget: Budget::default(),
+            sanitizer: None,
+            result_sanitizer: None,
+            rejection_cap: 2,
+            corrections_per_step: 1,
+            sinks: Vec::new(),
+            seed: None,
+        }
+    }
+
+    /// A new task for `user`, with a fresh id.
+    pub fn task(&self, user: impl Into<String>) -> Task {
+        let id = {
+            let mut rng = self.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
+            format!("task-{:016x}", rand::Rng::random::<u64>(&mut *rng))
+        };
+        self.task_with_id(user, id)
+    }
+
+    /// The task `id` of `user`, e.g. to resume it after a restart: intent keys
+    /// derive from the task id, so the resumed task finds its ledger records.
+    pub fn task_with_id(&self, user: impl Into<String>, id: impl Into<String>) -> Task {
+        Task {
+            gate: self.clone(),
+            id: id.into(),
+            user: user.into(),
+            intent: None,
+            state: TaskState::default(),
+        }
+    }
+
+    /// The toolbox.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.inner.toolbox
+    }
+
+    /// The ledger store.
+    pub fn ledger(&self) -> &Arc<dyn Ledger> {
+        &self.inner.ledger
+    }
+
+    /// The sanitizer applied to every text the model sees.
+    pub fn sanitizer(&self) -> &Sanitizer {
+        &self.inner.sanitizer
+    }
+}
+
+/// Per-task history: what rules 1–4 look at.
+#[derive(Debug, Default)]
+struct TaskState {
+    rejected: HashSet<String>,
+    failed_calls: HashSet<String>,
+    rejections: u32,
+    repairs: u32,
+    corrections_in_step: u32,
+    context_tokens: u64,
+    usage_reported: bool,
+    repair_tokens: u64,
+    latency_added: Duration,
+}
+
+/// One agent task: its id, its user, its current intent and its history.
+pub struct Task {
+    gate: Gate,
+    id: String,
+    user: String,
+    intent: Option<String>,
+    state: TaskState,
+}
+
+/// Tokens in a text, estimated as one per four bytes (rounded up) when the
+/// provider's own count is not known.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+fn sha256_hex(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What one attempt to run a validated call produced.
+enum Attempt {
+    Ran(Result<Value, ToolError>, Option<Lease>),
+    Replayed(gate_ledger::Outcome),
+    Stop(FailReason, Option<State>, String),
+}
+
+impl Task {
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The user.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// Declares the intent the next calls serve ("pay INV-42"); they carry its
+    /// key, so a call the model regenerates while replanning maps to the same
+    /// key. Returns the key.
+    pub fn intent(&mut self, label: &str) -> String {
+        let key = gate_ledger::minted_intent_key(&self.id, label);
+        self.intent = Some(key.clone());
+        key
+    }
+
+    /// Ends the current intent; later calls derive their keys from their arguments.
+    pub fn clear_intent(&mut self) {
+        self.intent = None;
+    }
+
+    /// Records the provider's real token usage of the last model turn: the
+    /// context a repair would replay is what the model just read and wrote.
+    pub fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
+        self.state.context_tokens = input_tokens + output_tokens;
+        self.state.usage_reported = true;
+    }
+
+    /// Repairs (rejections and retries) used so far.
+    pub fn repairs(&self) -> u32 {
+        self.state.repairs
+    }
+
+    /// Tokens spent on repair so far.
+    pub fn repair_tokens(&self) -> u64 {
+        self.state.repair_tokens
+    }
+
+    /// Wall-clock latency retries have added so far.
+    pub fn latency_added(&self) -> Duration {
+        self.state.latency_added
+    }
+
+    fn grow_context(&mut self, text: &str) {
+        if !self.state.usage_reported {
+            self.state.context_tokens += estimate_tokens(text);
+        }
+    }
+
+    /// Handles one tool call: validate, run, classify, decide, log. The
+    /// returned step says what the model sees next.
+    pub async fn handle(&mut self, call: ToolCall) -> Step {
+        self.grow_context(&call.arguments);
+        let gate = self.gate.clone();
+        let call_fp = sha256_hex(&format!("{}\u{0}{}", call.name, canonical_or_raw(&call.arguments)));
+
+        // 1. The tool must exist; near misses are never executed.
+        let Some(tool) = gate.inner.toolbox.get(&call.name).cloned() else {
+            let names = gate.inner.toolbox.names();
+            let message = gate_validate::unknown_tool(&call.name, &names).message();
+            return self.structural(&call, &call_fp, message, None).await;
+        };
+
+        // 2. The arguments must satisfy the schema.
+        let validator = &gate.inner.validators[&call.name];
+        let arguments = match validator.validate(&call.arguments) {
+            Ok(args) => args.into_owned(),
+            Err(rejection) => {
+                let message = rejection.message(&call.name);
+                return self.structural(&call, &call_fp, message, None).await;
+            }
+        };
+        let args: Value = serde_json::from_str(&arguments).unwrap_or(Value::Null);
+        let spec = tool.spec();
+        let key_fp = gate_ledger::fingerprint(&key_arguments(&args, spec.key_args()));
+        let intent_key = self
+            .intent
+            .clone()
+            .unwrap_or_else(|| gate_ledger::derived_intent_key(&self.id, &call.name, &key_fp));
+
+        // 3. Rule 3: a call that repeats a failed one unchanged is not a retry.
+        if self.state.failed_calls.contains(&call_fp) {
+            let message = format!(
+                "This exact call to `{}` already failed in this task and was not run again. Follow the correction you were given: change the arguments or call the tool it named.",
+                call.name
+            );
+            return self.structural(&call, &call_fp, message, Some(true)).await;
+        }
+
+        // 4. Run, retrying internally while the policy says so.
+        let ctx = Ctx::new(&self.id, &self.user, &call.id, &call.name, &intent_key);
+        let mut attempt_no: i64 = 0;
+        loop {
+            attempt_no += 1;
+            let started = tokio::time::Instant::now();
+            let attempt = self.attempt(&gate, tool.as_ref(), &ctx, &arguments, &key_fp).await;
+            let (result, lease) = match attempt {
+                Attempt::Replayed(outcome) => {
+                    let step = self.output(&gate, &call, outcome.value, outcome.is_error, true);
+                    self.log(&call, "none", &step, attempt_no, Some(&intent_key)).await;
+                    return step;
+                }
+                Attempt::Stop(reason, state, error) => {
+                    let step = self.fail(&call, &call_fp, reason, None, Some(&intent_key), state, &error);
+                    self.log(&call, "ledger", &step, attempt_no, Some(&intent_key)).await;
+                    return step;
+                }
+                Attempt::Ran(result, lease) => (result, lease),
+            };
+            let error = match result {
+                Ok(value) => {
+                    if let Some(lease) = &lease {
+                        // The effect happened; a failed write here only loses the replay.
+                        if let Err(e) = gate.inner.ledger.complete(lease, value.clone()).await {
+                            tracing::warn!(target: "gate::ledger", error = %e, key = %intent_key, "completed call not recorded");
+                        }
+                    }
+                    self.state.corrections_in_step = 0;
+                    let step = self.output(&gate, &call, value, false, false);
+                    self.log(&call, "none", &step, attempt_no, Some(&intent_key)).await;
+                    return step;
+                }
+                Err(error) => error,
+            };
+            let (class, ambiguity) = classify(&error);
+            let error_text = self.sanitize_error(&gate, &error, &args);
+            let retry_after = match &error {
+                ToolError::RateLimited { retry_after } => *retry_after,
+                _ => None,
+            };
+            let delay = retry_after.unwrap_or_else(|| {
+                let mut rng = gate.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
+                gate.inner.budget.backoff_delay(attempt_no as u32, &mut rng)
+            });
+            let feedback = correction_text(&call.name, spec.discovery(), spec.widen(), ambiguity, &error_text);
+            let verdict = self.verdict(&gate, class, &feedback, delay);
+            let situation = Situation {
+                effects: spec.effects(),
+                class,
+                ambiguity,
+                history: self.history(&call_fp),
+                budget: verdict,
+            };
+            let decision = decide(&situation);
+            self.settle_ledger(&gate, lease.as_ref(), class, ambiguity, &decision, &error, &error_text)
+                .await;
+            match decision {
+                Decision::RetryInternally => {
+                    self.state.repairs += 1;
+                    let spent = started.elapsed() + delay;
+                    self.state.latency_added += spent;
+                    let step = Step::Retry(Feedback {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        class,
+                        text: format!(
+                            "`{}` failed ({error_text}); gate retried it after {} ms.",
+                            call.name,
+                            delay.as_millis()
+                        ),
+                    });
+                    self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
+                        .await;
+                    tokio::time::sleep(delay).await;
+                    continue;
+                }
+                Decision::Return => {
+                    self.state.corrections_in_step = 0;
+                    let step = self.output(&gate, &call, json!({"error": error_text}), true, false);
+                    self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
+                        .await;
+                    return step;
+                }
+                Decision::RetryWithCorrection(_) => {
+                    self.state.repairs += 1;
+                    self.state.corrections_in_step += 1;
+                    self.state.failed_calls.insert(call_fp.clone());
+                    self.charge_repair(&feedback);
+                    let text = self.sanitize_text(&gate, &feedback);
+                    let step = Step::Retry(Feedback {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        class,
+                        text,
+                    });
+                    self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
+                        .await;
+                    return step;
+                }
+                Decision::Fail(reason) => {
+                    let state = ledger_state_after(lease.as_ref(), class, ambiguity, spec.effects().is_idempotent());
+                    let step = self.fail(
+                        &call,
+                        &call_fp,
+                        reason,
+                        Some(class),
+                        Some(&intent_key),
+                        state,
+                        &error_text,
+                    );
+                    self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
+                        .await;
+                    return step;
+                }
+                Decision::Reject | Decision::RefuseRepeat => {
+                    // Structural decisions are taken before the tool runs.
+                    let step = self.fail(
+                        &call,
+                        &call_fp,
+                        FailReason::Internal,
+                        Some(class),
+                        Some(&intent_key),
+                        None,
+                        &error_text,
+                    );
+                    self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
+                        .await;
+                    return step;
+                }
+            }
+        }
+    }
+
+    /// Claims the intent (for tools with effects), runs the tool, contains panics.
+    async fn attempt(&self, gate: &Gate, tool: &dyn Tool, ctx: &Ctx, arguments: &str, key_fp: &str) -> Attempt {
+        let effects = tool.spec().effects();
+        if effects.is_read_only() {
+            return Attempt::Ran(call_contained(tool, ctx, arguments).await, None);
+        }
+        let ledger = &gate.inner.ledger;
+        let request = ClaimRequest {
+            user: self.user.clone(),
+            key: ctx.intent_key().to_owned(),
+            fingerprint: key_fp.to_owned(),
+            task_id: self.id.clone(),
+            tool: ctx.tool().to_owned(),
+            idempotent: effects.is_idempotent(),
+            lease: Duration::from_secs(60),
+        };
+        let lease = match ledger.claim(&request).await {
+            Ok(Claim::Acquired(lease)) => lease,
+            Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
+            Ok(Claim::OutcomeUnknown(record)) => {
+                let error = record
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "an earlier attempt's outcome is unknown".to_owned());
+                return Attempt::Stop(FailReason::OutcomeUnknown, Some(State::OutcomeUnknown), error);
+            }
+            Err(e) => return Attempt::Stop(ledger_fail_reason(&e), None, e.to_string()),
+        };
+        // Committed before the tool runs: a crash from here on is OutcomeUnknown.
+        let lease = match ledger.dispatch(&lease).await {
+            Ok(lease) => lease,
+            Err(e) => {
+                let _ = ledger.release(&lease).await;
+                return Attempt::Stop(ledger_fail_reason(&e), None, e.to_string());
+            }
+        };
+        Attempt::Ran(call_contained(tool, ctx, arguments).await, Some(lease))
+    }
+
+    /// Records in the ledger what the decision means for the intent.
+    #[allow(clippy::too_many_arguments)]
+    async fn settle_ledger(
+        &self,
+        gate: &Gate,
+        lease: Option<&Lease>,
+        class: FailureClass,
+        ambiguity: Option<Ambiguity>,
+        decision: &Decision,
+        error: &ToolError,
+        error_text: &str,
+    ) {
+        let Some(lease) = lease else { return };
+        let ledger = &gate.inner.ledger;
+        let finish = match (class, decision) {
+            (FailureClass::Definitive, _) => Finish::FailedPermanent {
+                body: json!({"error": error_text}),
+                error: error_text.to_owned(),
+            },
+            (_, Decision::RetryInternally | Decision::RetryWithCorrection(_)) => Finish::FailedRetryable {
+                error: error_text.to_owned(),
+            },
+            (FailureClass::Transient, _) => Finish::FailedRetryable {
+                error: error_text.to_owned(),
+            },
+            (FailureClass::Ambiguous, _) if ambiguity != Some(Ambiguity::Unreadable) => Finish::FailedPermanent {
+                body: json!({"error": error_text}),
+                error: error_text.to_owned(),
+            },
+            // Timeouts, lost connections after sending, unreadable answers and
+            // crashes while dispatched: the effect may have happened.
+            _ => Finish::OutcomeUnknown {
+                error: format!("{error_text} ({})", operator_cause(error)),
+            },
+        };
+        if let Err(e) = ledger.finish(lease, finish).await {
+            tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "ledger transition refused");
+        }
+    }
+
+    fn verdict(&self, gate: &Gate, class: FailureClass, feedback: &str, delay: Duration) -> BudgetVerdict {
+        let budget = &gate.inner.budget;
+        let through_model = matches!(class, FailureClass::Structural | FailureClass::Ambiguous);
+        let tokens = !through_model || self.can_charge(gate, feedback);
+        BudgetVerdict {
+            attempts: self.state.repairs < budget.repairs(),
+            tokens,
+            latency: self.state.latency_added + delay <= budget.added_latency(),
+        }
+    }
+
+    /// A repair replays the context plus the feedback: check (and reserve)
+    /// that much in the user's window.
+    fn can_charge(&self, gate: &Gate, feedback: &str) -> bool {
+        let cost = self.state.context_tokens + estimate_tokens(feedback);
+        gate.inner
+            .tokens
+            .try_charge(&self.user, cost, gate.inner.started.elapsed())
+    }
+
+    fn charge_repair(&mut self, feedback: &str) {
+        let cost = self.state.context_tokens + estimate_tokens(feedback);
+        self.state.repair_tokens += cost;
+        self.grow_context(feedback);
+    }
+
+    fn history(&self, call_fp: &str) -> History {
+        History {
+            same_rejection_before: self.state.rejected.contains(call_fp),
+            rejections: self.state.rejections,
+            rejection_cap: self.gate.inner.rejection_cap,
+            repeats_failed_call: self.state.failed_calls.contains(call_fp),
+            corrections_in_step: self.state.corrections_in_step,
+            corrections_per_step: self.gate.inner.corrections_per_step,
+        }
+    }
+
+    /// A structural failure (unknown tool, invalid arguments, or a repeated
+    /// failed call): reject or fail, as the policy says.
+    async fn structural(&mut self, call: &ToolCall, call_fp: &str, message: String, repeat: Option<bool>) -> Step {
+        let gate = self.gate.clone();
+        let mut history = self.history(call_fp);
+        history.repeats_failed_call = repeat.unwrap_or(false);
+        let situation = Situation {
+            effects: crate::Effects::new(),
+            class: FailureClass::Structural,
+            ambiguity: None,
+            history,
+            budget: self.verdict(&gate, FailureClass::Structural, &message, Duration::ZERO),
+        };
+        let step = match decide(&situation) {
+            Decision::Reject | Decision::RefuseRepeat => {
+                self.state.rejections += 1;
+                self.state.repairs += 1;
+                self.state.rejected.insert(call_fp.to_owned());
+                self.charge_repair(&message);
+                let text = self.sanitize_text(&gate, &message);
+                Step::Reject(Feedback {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    class: FailureClass::Structural,
+                    text,
+                })
+            }
+            Decision::Fail(reason) => self.fail(
+                call,
+                call_fp,
+                reason,
+                Some(FailureClass::Structural),
+                self.intent.clone().as_deref(),
+                None,
+                &message,
+            ),
+            _ => self.fail(
+                call,
+                call_fp,
+                FailReason::Internal,
+                Some(FailureClass::Structural),
+                None,
+                None,
+                &message,
+            ),
+        };
+        self.log(
+            call,
+            FailureClass::Structural.as_str(),
+            &step,
+            1,
+            self.intent.clone().as_deref(),
+        )
+        .await;
+        step
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fail(
+        &self,
+        call: &ToolCall,
+        call_fp: &str,
+        reason: FailReason,
+        class: Option<FailureClass>,
+        intent_key: Option<&str>,
+        ledger_state: Option<State>,
+        error: &str,
+    ) -> Step {
+        let last_error = self.sanitize_text(&self.gate, error);
+        let model_text = self.sanitize_text(&self.gate, &fail_text(&call.name, reason, intent_key));
+        Step::Fail(Box::new(FailureReport {
+            task_id: self.id.clone(),
+            user: self.user.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments_fingerprint: call_fp.to_owned(),
+            intent_key: intent_key.map(str::to_owned),
+            ledger_state: ledger_state.map(|s| s.as_str().to_owned()),
+            class,
+            reason,
+            attempts: self.state.repairs,
+            repair_tokens: self.state.repair_tokens,
+            latency_added_ms: self.state.latency_added.as_millis() as u64,
+            last_error,
+            next_check: next_check(reason, &call.name, intent_key),
+            model_text,
+        }))
+    }
+
+    fn output(&mut self, gate: &Gate, call: &ToolCall, value: Value, is_error: bool, replayed: bool) -> Step {
+        let raw = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let text = match &gate.inner.result_sanitizer {
+            Some(s) => s.sanitize(&raw).text,
+            None => raw,
+        };
+        self.grow_context(&text);
+        Step::Return(ToolOutput {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            value,
+            text,
+            is_error,
+            replayed,
+        })
+    }
+
+    fn sanitize_text(&self, gate: &Gate, text: &str) -> String {
+        gate.inner.sanitizer.sanitize(text).text
+    }
+
+    /// A tool's error as the model may see it: its class, and its text with
+    /// echoes of the call's own argument values neutralized.
+    fn sanitize_error(&self, gate: &Gate, error: &ToolError, args: &Value) -> String {
+        let mut echoes = Vec::new();
+        collect_strings(args, &mut echoes);
+        let echoes: Vec<&str> = echoes.iter().map(String::as_str).collect();
+        gate.inner
+            .sanitizer
+            .sanitize_with_echoes(&error.to_string(), &echoes)
+            .text
+    }
+
+    async fn log(&self, call: &ToolCall, class: &str, step: &Step, attempt: i64, intent_key: Option<&str>) {
+        let gate = &self.gate;
+        let record = DecisionRecord {
+            at: gate.inner.ledger.now(),
+            task_id: self.id.clone(),
+            user: self.user.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            class: class.to_owned(),
+            action: step.action().to_owned(),
+            attempt,
+            attempts_used: i64::from(self.state.repairs),
+            repair_tokens: self.state.repair_tokens as i64,
+            latency_added_ms: self.state.latency_added.as_millis() as i64,
+            message_hash: sha256_hex(step.model_text()),
+            intent_key: intent_key.map(str::to_owned),
+        };
+        emit(&record);
+        for sink in &gate.inner.sinks {
+            sink.record(&record).await;
+        }
+    }
+}
+
+/// The JSON the fingerprint covers: the `key` arguments, or all of them.
+fn key_arguments(args: &Value, key_args: &[String]) -> Value {
+    if key_args.is_empty() {
+        return args.clone();
+    }
+    let Value::Object(map) = args else { return args.clone() };
+    Value::Object(
+        map.iter()
+            .filter(|(k, _)| key_args.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+fn canonical_or_raw(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v) => gate_ledger::canonical_json(&v),
+        Err(_) => arguments.to_owned(),
+    }
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The operator-side cause of an error (never shown to the model).
+fn operator_cause(error: &ToolError) -> String {
+    std::error::Error::source(error)
+        .map(ToString::to_string)
+        .unwrap_or_else(|| error.to_string())
+}
+
+fn ledger_fail_reason(error: &LedgerError) -> FailReason {
+    if error.is_in_progress() {
+        FailReason::InProgress
+    } else if error.is_key_reused() {
+        FailReason::KeyReused
+    } else {
+        FailReason::LedgerUnavailable
+    }
+}
+
+/// The ledger state a failed intent is left in, for the report.
+fn ledger_state_after(
+    lease: Option<&Lease>,
+    class: FailureClass,
+    ambiguity: Option<Ambiguity>,
+    idempotent: bool,
+) -> Option<State> {
+    lease?;
+    Some(match class {
+        FailureClass::Definitive => State::FailedPermanent,
+        FailureClass::Transient => State::FailedRetryable,
+        FailureClass::Ambiguous if ambiguity != Some(Ambiguity::Unreadable) => State::FailedPermanent,
+        _ if idempotent => State::FailedRetryable,
+        _ => State::OutcomeUnknown,
+    })
+}
+
+/// The correction for an ambiguous failure: information, not "try again".
+fn correction_text(
+    tool: &str,
+    discovery: Option<&str>,
+    widen: Option<&str>,
+    ambiguity: Option<Ambiguity>,
+    error: &str,
+) -> String {
+    match (ambiguity, discovery, widen) {
+        (Some(Ambiguity::WrongTarget), Some(d), _) => format!(
+            "`{tool}` was refused without a usable reason ({error}): the identifier you used is probably not one it can access. Call `{d}` to see the valid ones, then call `{tool}` again with one of them."
+        ),
+        (Some(Ambiguity::WrongTarget), None, _) => format!(
+            "`{tool}` was refused without a usable reason ({error}). Check the identifiers you passed against what earlier results returned, and call `{tool}` again with a different one."
+        ),
+        (Some(Ambiguity::NothingFound), _, Some(hint)) => {
+            format!("`{tool}` found nothing for these arguments. Widen the search: {hint}.")
+        }
+        (Some(Ambiguity::NothingFound), _, None) => format!(
+            "`{tool}` found nothing for these arguments. Widen the search (fewer or looser filters) and call again with different arguments."
+        ),
+        _ => format!("`{tool}` failed ({error})."),
+    }
+}
+
+/// What the model is told when the task stops.
+fn fail_text(tool: &str, reason: FailReason, intent_key: Option<&str>) -> String {
+    let key = intent_key.map(|k| format!(" (intent {k})")).unwrap_or_default();
+    match reason {
+        FailReason::OutcomeUnknown => format!(
+            "STOP. The call to `{tool}` may or may not have taken effect{key}. Do not call it again: it has been queued for a person to check. Tell the user the operation is pending verification."
+        ),
+        FailReason::InProgress => format!(
+            "STOP. The same operation is already running elsewhere{key}. Do not call `{tool}` again; tell the user it is in progress."
+        ),
+        FailReason::KeyReused => format!(
+            "STOP. This operation{key} was already requested with different details. Do not call `{tool}` again; ask the user which details are right."
+        ),
+        FailReason::LedgerUnavailable => {
+            format!("STOP. `{tool}` could not be run safely right now. Tell the user to try again later.")
+        }
+        FailReason::NotActionable | FailReason::RejectionCap => format!(
+            "STOP. Calls to `{tool}` kept failing validation. Do not call it again in this task; tell the user what you were trying to do."
+        ),
+        _ => format!(
+            "STOP. `{tool}` failed and this task cannot continue. Tell the user the operation did not complete."
+        ),
+    }
+}

@@ -1,0 +1,82 @@
+//! The decision log: one record per decision, as a `tracing` event and in a
+//! sink.
+//!
+//! The field names are stable (dashboards and `gate report` read them):
+//! `task`, `user`, `call_id`, `tool`, `class`, `action`, `attempt`,
+//! `attempts_used`, `repair_tokens`, `latency_added_ms`, `message_hash`,
+//! `intent_key`. The gate's ledger store always receives the records; more
+//! sinks (a JSON Lines file) can be added.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use gate_ledger::{BoxFuture, DecisionRecord, Ledger};
+
+/// Where decision records go besides the `tracing` event.
+pub trait DecisionSink: Send + Sync {
+    /// Stores one record. Sinks report their own failures (a decision log
+    /// that cannot be written must not stop the agent).
+    fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()>;
+}
+
+/// Emits the `gate::decision` tracing event for a record.
+pub(crate) fn emit(record: &DecisionRecord) {
+    tracing::info!(
+        target: "gate::decision",
+        task = %record.task_id,
+        user = %record.user,
+        call_id = %record.call_id,
+        tool = %record.tool,
+        class = %record.class,
+        action = %record.action,
+        attempt = record.attempt,
+        attempts_used = record.attempts_used,
+        repair_tokens = record.repair_tokens,
+        latency_added_ms = record.latency_added_ms,
+        message_hash = %record.message_hash,
+        intent_key = record.intent_key.as_deref().unwrap_or(""),
+        "decision"
+    );
+}
+
+/// Writes records into the ledger store (the default sink).
+pub(crate) struct LedgerSink(pub(crate) Arc<dyn Ledger>);
+
+impl DecisionSink for LedgerSink {
+    fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.0.append_decision(record).await {
+                tracing::warn!(target: "gate::decision", error = %e, "decision record not stored");
+            }
+        })
+    }
+}
+
+/// Appends records to a file, one JSON object per line.
+pub struct JsonLinesSink {
+    file: Mutex<std::fs::File>,
+}
+
+impl JsonLinesSink {
+    /// Opens (creating or appending to) `path`.
+    pub fn create(path: impl AsRef<Path>) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonLinesSink { file: Mutex::new(file) })
+    }
+}
+
+impl DecisionSink for JsonLinesSink {
+    fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()> {
+        let line = serde_json::to_string(record).unwrap_or_default();
+        Box::pin(async move {
+            let written = match self.file.lock() {
+                Ok(mut file) => writeln!(file, "{line}"),
+                Err(poisoned) => writeln!(poisoned.into_inner(), "{line}"),
+            };
+            if let Err(e) = written {
+                tracing::warn!(target: "gate::decision", error = %e, "decision record not written");
+            }
+        })
+    }
+}

@@ -1,0 +1,422 @@
+//! The decision: what gate does about a failed call.
+//!
+//! [`decide`] is a pure function of the tool's declared effects, the failure
+//! class, the task's history and the budgets' verdicts. No I/O, no clock, no
+//! randomness, and no input from the model: the model never decides whether
+//! it gets another try. The table below is the whole policy; the runtime only
+//! gathers the facts and carries the decision out.
+//!
+//! | class | decision |
+//! |---|---|
+//! | structural | **Reject** with the fix; **Fail** if the same rejection was already given (rule 1), the task's rejection cap is reached (rule 2), or a budget is spent |
+//! | structural, repeating a failed call | **Refuse** the hopeful retry (a rejection, under rules 1 and 2) (rule 3) |
+//! | ambiguous, retry-safe tool | **Retry with a correction** (discovery tool, widen hint); an unreadable answer is retried as is; **Fail** after one correction per step or when a budget is spent |
+//! | ambiguous, other tools | **Fail** |
+//! | transient (nothing happened) | **Retry** the same call after a backoff, within the attempt and latency budgets |
+//! | outcome unknown, retry-safe tool | **Retry** with the same intent key, within budgets |
+//! | outcome unknown, other tools | **Fail and reconcile**; no budget can change this |
+//! | definitive | **Return** the error to the model as the tool's result |
+//! | internal | **Fail** |
+
+use serde::{Deserialize, Serialize};
+
+use super::class::{Ambiguity, FailureClass};
+use crate::Effects;
+
+/// What the task has already seen; gathered by the runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    /// This exact rejection (same tool, same arguments) was already given.
+    pub same_rejection_before: bool,
+    /// Rejections given in this task so far.
+    pub rejections: u32,
+    /// The most rejections a task may receive (default 2).
+    pub rejection_cap: u32,
+    /// The call equals (tool and arguments) a call that already failed.
+    pub repeats_failed_call: bool,
+    /// Corrections already given in the current step (since the last success).
+    pub corrections_in_step: u32,
+    /// The most corrections per step (default 1).
+    pub corrections_per_step: u32,
+}
+
+/// Whether each budget allows one more repair. The runtime asks the budgets;
+/// the policy only reads their answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetVerdict {
+    /// Repairs per task.
+    pub attempts: bool,
+    /// Repair tokens in the user's rolling window.
+    pub tokens: bool,
+    /// Wall-clock latency the task may still add.
+    pub latency: bool,
+}
+
+impl BudgetVerdict {
+    /// Every budget allows a repair.
+    pub const OPEN: BudgetVerdict = BudgetVerdict {
+        attempts: true,
+        tokens: true,
+        latency: true,
+    };
+}
+
+/// Everything [`decide`] depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Situation {
+    /// The tool's declared effects.
+    pub effects: Effects,
+    /// The failure class.
+    pub class: FailureClass,
+    /// For ambiguous failures, which correction fits.
+    pub ambiguity: Option<Ambiguity>,
+    /// What the task has seen.
+    pub history: History,
+    /// What the budgets allow.
+    pub budget: BudgetVerdict,
+}
+
+/// Why a task failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailReason {
+    /// The same rejection was about to be given twice: it was not actionable.
+    NotActionable,
+    /// The task reached its rejection cap.
+    RejectionCap,
+    /// The task used its repairs.
+    AttemptBudget,
+    /// The user's repair tokens for the window are spent.
+    TokenBudget,
+    /// The task may add no more latency.
+    LatencyBudget,
+    /// An ambiguous failure of a tool that is not safe to retry.
+    UnsafeToRetry,
+    /// A correction was given in this step and the next call failed too.
+    CorrectionDidNotHelp,
+    /// The side effect may have happened: recorded for reconciliation.
+    OutcomeUnknown,
+    /// The tool has a bug.
+    Internal,
+    /// Another worker is running the same intent right now (not a policy
+    /// decision: the ledger's answer).
+    InProgress,
+    /// The intent key was already used with different arguments (the ledger's answer).
+    KeyReused,
+    /// The ledger could not be reached, so a side-effecting call was not run.
+    LedgerUnavailable,
+}
+
+impl FailReason {
+    /// The stable name used in logs and reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailReason::NotActionable => "not_actionable",
+            FailReason::RejectionCap => "rejection_cap",
+            FailReason::AttemptBudget => "attempt_budget",
+            FailReason::TokenBudget => "token_budget",
+            FailReason::LatencyBudget => "latency_budget",
+            FailReason::UnsafeToRetry => "unsafe_to_retry",
+            FailReason::CorrectionDidNotHelp => "correction_did_not_help",
+            FailReason::OutcomeUnknown => "outcome_unknown",
+            FailReason::Internal => "internal",
+            FailReason::InProgress => "in_progress",
+            FailReason::KeyReused => "key_reused",
+            FailReason::LedgerUnavailable => "ledger_unavailable",
+        }
+    }
+}
+
+/// What to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Give the failure to the model as the tool's (error) result.
+    Return,
+    /// Tell the model exactly what to change.
+    Reject,
+    /// Refuse a call that repeats a failed one unchanged (rule 3).
+    RefuseRepeat,
+    /// Tell the model what to do differently, then let it call again.
+    RetryWithCorrection(Ambiguity),
+    /// Run the same call again after a backoff, without involving the model.
+    RetryInternally,
+    /// Stop the task with a report.
+    Fail(FailReason),
+}
+
+impl Decision {
+    /// The stable action name used in logs and reports.
+    pub const fn action(self) -> &'static str {
+        match self {
+            Decision::Return => "return",
+            Decision::Reject | Decision::RefuseRepeat => "reject",
+            Decision::RetryWithCorrection(_) | Decision::RetryInternally => "retry",
+            Decision::Fail(_) => "fail",
+        }
+    }
+}
+
+/// The policy. See the module docs for the table.
+pub fn decide(s: &Situation) -> Decision {
+    use Decision::*;
+    use FailureClass as C;
+    let h = s.history;
+    let retry_safe = s.effects.is_retry_safe();
+    match s.class {
+        C::Structural => {
+            if h.same_rejection_before {
+                Fail(FailReason::NotActionable)
+            } else if h.rejections >= h.rejection_cap {
+                Fail(FailReason::RejectionCap)
+            } else if let Some(reason) = model_repair_budget(s.budget) {
+                Fail(reason)
+            } else if h.repeats_failed_call {
+                RefuseRepeat
+            } else {
+                Reject
+            }
+        }
+        C::Ambiguous if !retry_safe => Fail(FailReason::UnsafeToRetry),
+        C::Ambiguous if s.ambiguity == Some(Ambiguity::Unreadable) => internal_retry(s.budget),
+        C::Ambiguous => {
+            if h.corrections_in_step >= h.corrections_per_step {
+                Fail(FailReason::CorrectionDidNotHelp)
+            } else if let Some(reason) = model_repair_budget(s.budget) {
+                Fail(reason)
+            } else {
+                RetryWithCorrection(s.ambiguity.unwrap_or(Ambiguity::WrongTarget))
+            }
+        }
+        C::Transient => internal_retry(s.budget),
+        // Rule: a budget can never turn an unknown outcome into a retry; only
+        // the declared effects can.
+        C::OutcomeUnknown if retry_safe => internal_retry(s.budget),
+        C::OutcomeUnknown => Fail(FailReason::OutcomeUnknown),
+        C::Definitive => Return,
+        C::Internal => Fail(FailReason::Internal),
+    }
+}
+
+/// A repair that goes through the model costs an attempt and tokens.
+fn model_repair_budget(b: BudgetVerdict) -> Option<FailReason> {
+    if !b.attempts {
+        Some(FailReason::AttemptBudget)
+    } else if !b.tokens {
+        Some(FailReason::TokenBudget)
+    } else {
+        None
+    }
+}
+
+/// A retry without the model costs an attempt and latency.
+fn internal_retry(b: BudgetVerdict) -> Decision {
+    if !b.attempts {
+        Decision::Fail(FailReason::AttemptBudget)
+    } else if !b.latency {
+        Decision::Fail(FailReason::LatencyBudget)
+    } else {
+        Decision::RetryInternally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Decision::*;
+    use FailureClass as C;
+
+    /// All 12 consistent effect combinations.
+    fn effect_combinations() -> Vec<Effects> {
+        let mut all = Vec::new();
+        for bits in 0u8..16 {
+            let mut e = Effects::new();
+            if bits & 1 != 0 {
+                e = e.read_only();
+            }
+            if bits & 2 != 0 {
+                e = e.idempotent();
+            }
+            if bits & 4 != 0 {
+                e = e.destructive();
+            }
+            if bits & 8 != 0 {
+                e = e.external();
+            }
+            if e.check().is_ok() {
+                all.push(e);
+            }
+        }
+        all
+    }
+
+    fn budgets() -> Vec<(&'static str, BudgetVerdict)> {
+        let open = BudgetVerdict::OPEN;
+        vec![
+            ("open", open),
+            (
+                "no attempts",
+                BudgetVerdict {
+                    attempts: false,
+                    ..open
+                },
+            ),
+            ("no tokens", BudgetVerdict { tokens: false, ..open }),
+            ("no latency", BudgetVerdict { latency: false, ..open }),
+        ]
+    }
+
+    fn histories() -> Vec<(&'static str, History)> {
+        let fresh = History {
+            rejection_cap: 2,
+            corrections_per_step: 1,
+            ..History::default()
+        };
+        vec![
+            ("fresh", fresh),
+            (
+                "same rejection before",
+                History {
+                    same_rejection_before: true,
+                    rejections: 1,
+                    ..fresh
+                },
+            ),
+            ("rejection cap reached", History { rejections: 2, ..fresh }),
+            (
+                "repeats a failed call",
+                History {
+                    repeats_failed_call: true,
+                    ..fresh
+                },
+            ),
+            (
+                "correction given this step",
+                History {
+                    corrections_in_step: 1,
+                    ..fresh
+                },
+            ),
+        ]
+    }
+
+    /// The expected decision, written as the policy table reads, row by row.
+    fn expected(effects: Effects, class: C, ambiguity: Option<Ambiguity>, h: History, b: BudgetVerdict) -> Decision {
+        let safe = effects.is_idempotent();
+        let model_budget = if !b.attempts {
+            Some(Fail(FailReason::AttemptBudget))
+        } else if !b.tokens {
+            Some(Fail(FailReason::TokenBudget))
+        } else {
+            None
+        };
+        let internal = if !b.attempts {
+            Fail(FailReason::AttemptBudget)
+        } else if !b.latency {
+            Fail(FailReason::LatencyBudget)
+        } else {
+            RetryInternally
+        };
+        match (class, safe) {
+            (C::Structural, _) if h.same_rejection_before => Fail(FailReason::NotActionable),
+            (C::Structural, _) if h.rejections >= 2 => Fail(FailReason::RejectionCap),
+            (C::Structural, _) if model_budget.is_some() => model_budget.unwrap_or(Reject),
+            (C::Structural, _) if h.repeats_failed_call => RefuseRepeat,
+            (C::Structural, _) => Reject,
+            (C::Ambiguous, false) => Fail(FailReason::UnsafeToRetry),
+            (C::Ambiguous, true) if ambiguity == Some(Ambiguity::Unreadable) => internal,
+            (C::Ambiguous, true) if h.corrections_in_step >= 1 => Fail(FailReason::CorrectionDidNotHelp),
+            (C::Ambiguous, true) => {
+                model_budget.unwrap_or(RetryWithCorrection(ambiguity.unwrap_or(Ambiguity::WrongTarget)))
+            }
+            (C::Transient, _) => internal,
+            (C::OutcomeUnknown, true) => internal,
+            (C::OutcomeUnknown, false) => Fail(FailReason::OutcomeUnknown),
+            (C::Definitive, _) => Return,
+            (C::Internal, _) => Fail(FailReason::Internal),
+        }
+    }
+
+    #[test]
+    fn every_class_effect_budget_and_history_gets_the_tabled_decision() {
+        let ambiguities = [
+            None,
+            Some(Ambiguity::WrongTarget),
+            Some(Ambiguity::NothingFound),
+            Some(Ambiguity::Unreadable),
+        ];
+        let mut rows = 0;
+        for effects in effect_combinations() {
+            for class in C::ALL {
+                for ambiguity in ambiguities {
+                    if (class == C::Ambiguous) != ambiguity.is_some() {
+                        continue;
+                    }
+                    for (bname, budget) in budgets() {
+                        for (hname, history) in histories() {
+                            let s = Situation {
+                                effects,
+                                class,
+                                ambiguity,
+                                history,
+                                budget,
+                            };
+                            let want = expected(effects, class, ambiguity, history, budget);
+                            assert_eq!(
+                                decide(&s),
+                                want,
+                                "{effects:?} {class:?} {ambiguity:?} budget={bname} history={hname}"
+                            );
+                            rows += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(effect_combinations().len(), 12);
+        assert_eq!(rows, 12 * (5 + 3) * 4 * 5);
+    }
+
+    #[test]
+    fn no_budget_turns_an_unknown_outcome_of_an_unsafe_tool_into_a_retry() {
+        for effects in effect_combinations().into_iter().filter(|e| !e.is_idempotent()) {
+            for (_, budget) in budgets() {
+                for (_, history) in histories() {
+                    let s = Situation {
+                        effects,
+                        class: C::OutcomeUnknown,
+                        ambiguity: None,
+                        history,
+                        budget,
+                    };
+                    assert_eq!(decide(&s), Fail(FailReason::OutcomeUnknown));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn retries_happen_only_for_retry_safe_tools_or_when_nothing_happened() {
+        for effects in effect_combinations() {
+            for class in C::ALL {
+                let s = Situation {
+                    effects,
+                    class,
+                    ambiguity: (class == C::Ambiguous).then_some(Ambiguity::WrongTarget),
+                    history: History {
+                        rejection_cap: 2,
+                        corrections_per_step: 1,
+                        ..History::default()
+                    },
+                    budget: BudgetVerdict::OPEN,
+                };
+                let retried = matches!(decide(&s), RetryInternally | RetryWithCorrection(_));
+                if retried {
+                    assert!(
+                        effects.is_idempotent() || class == C::Transient,
+                        "{effects:?} {class:?}"
+                    );
+                }
+            }
+        }
+    }
+}
