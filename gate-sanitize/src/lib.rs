@@ -41,6 +41,24 @@
 //! backtracks) runs anchored at an anchor over a bounded window. Detectors
 //! that look at whole lines remember how far they have looked, so no byte is
 //! examined more than a constant number of times.
+//!
+//! # Idempotence
+//!
+//! Placeholders match no rule, and after rendering the output is scanned
+//! again: a placeholder can complete a match its original text did not
+//! (`x.local` followed by a redacted key now ends at `[`), and anything
+//! found that way is folded back into the findings and the text rendered
+//! again, so `sanitize(sanitize(x)) == sanitize(x)`. Clean text is scanned
+//! once.
+//!
+//! # Known limits
+//!
+//! Secrets that were deliberately disguised (base64-, URL- or hex-encoded,
+//! split by zero-width characters or across lines) are not decoded and
+//! will usually pass; the sanitizer targets credentials that leak by
+//! accident into error text. Generic `password=` values must look like a
+//! password (six or more characters with a digit, symbol or mixed case, or
+//! twelve or more of anything), so `password: required` is kept.
 #![forbid(unsafe_code)]
 
 mod addr;
