@@ -13,6 +13,34 @@
 //! Tool-call arguments stay the raw text the model produced, valid JSON or not:
 //! deciding what to do with a malformed call is the gate's job, not the
 //! transport's.
+//!
+//! The loop, with the gate's part left as a comment:
+//!
+//! ```
+//! use gate_model::{ChatModel, Message, ScriptedModel};
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let model = ScriptedModel::parse(r#"
+//! {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":{"email":"a@b.c"}}]}
+//! {"text":"Found them."}
+//! "#)?;
+//! let tools = serde_json::json!([]); // toolbox.manifest(Dialect::OpenAiChat…)
+//! let mut messages = vec![Message::User("Find a@b.c".into())];
+//! loop {
+//!     let turn = model.next_turn(&messages, &tools).await?;
+//!     messages.push(Message::from_turn(&turn));
+//!     if turn.is_final() {
+//!         break;
+//!     }
+//!     for call in &turn.tool_calls {
+//!         // let step = task.handle(ToolCall::new(&call.id, &call.name, &call.arguments)).await;
+//!         let (content, is_error) = (r#"{"id":"c1"}"#.to_owned(), false); // step.model_text(), !Return
+//!         messages.push(Message::ToolResult { call_id: call.id.clone(), content, is_error });
+//!     }
+//! }
+//! assert_eq!(messages.len(), 4);
+//! # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! # }).unwrap();
+//! ```
 #![forbid(unsafe_code)]
 
 mod error;

@@ -1,29 +1,6 @@
 //! A client for the OpenAI Chat Completions API and the many servers that copy
 //! it (vLLM, llama.cpp, Ollama, LiteLLM, OpenRouter …), because that one wire
 //! format reaches most models the agent loop will be pointed at.
-//!
-//! Mapping of [`Message`]s (OpenAI request format, `openapi.json` 2.3.0):
-//!
-//! | gate | Chat Completions |
-//! |---|---|
-//! | `System(s)` | `{"role":"system","content":s}` |
-//! | `User(s)` | `{"role":"user","content":s}` |
-//! | `Assistant{text,tool_calls}` | `{"role":"assistant","content":text or null,"tool_calls":[{"id","type":"function","function":{"name","arguments"}}]}`; `tool_calls` omitted when empty, `content` is `""` when there is neither |
-//! | `ToolResult{call_id,content,is_error}` | `{"role":"tool","tool_call_id":call_id,"content":…}` |
-//!
-//! OpenAI's tool message has no error flag, so an error result's content is
-//! prefixed with [`TOOL_ERROR_PREFIX`] (`"Error: "`) unless it already starts
-//! with "error" (any case): models read the prefix reliably, and it keeps the
-//! one bit gate knows from being lost. Arguments go back verbatim, invalid JSON
-//! included, because that is what the model actually said.
-//!
-//! Responses: `choices[0].message.content` (a string, `null`, or an array of
-//! text parts, joined; `refusal` is used when there is no content),
-//! `choices[0].message.tool_calls[].{id, function.name, function.arguments}`
-//! and `usage.{prompt_tokens, completion_tokens}` (optional). Arguments are kept
-//! as the exact string the server sent; a server that sends an object instead
-//! (some compatible servers do) gets it serialized, and absent arguments become
-//! `"{}"`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -56,6 +33,29 @@ const EXCERPT_CHARS: usize = 200;
 ///
 /// One instance holds one connection pool; clone it or share it behind an
 /// `Arc` rather than building one per request.
+///
+/// Mapping of [`Message`]s (OpenAI request format, `openapi.json` 2.3.0):
+///
+/// | gate | Chat Completions |
+/// |---|---|
+/// | `System(s)` | `{"role":"system","content":s}` |
+/// | `User(s)` | `{"role":"user","content":s}` |
+/// | `Assistant{text,tool_calls}` | `{"role":"assistant","content":text or null,"tool_calls":[{"id","type":"function","function":{"name","arguments"}}]}`; `tool_calls` omitted when empty, `content` is `""` when there is neither |
+/// | `ToolResult{call_id,content,is_error}` | `{"role":"tool","tool_call_id":call_id,"content":…}` |
+///
+/// OpenAI's tool message has no error flag, so an error result's content is
+/// prefixed with [`TOOL_ERROR_PREFIX`] (`"Error: "`) unless it already starts
+/// with "error" (any case): models read the prefix reliably, and it keeps the
+/// one bit gate knows from being lost. Arguments go back verbatim, invalid JSON
+/// included, because that is what the model actually said.
+///
+/// Responses: `choices[0].message.content` (a string, `null`, or an array of
+/// text parts, joined; `refusal` is used when there is no content),
+/// `choices[0].message.tool_calls[].{id, function.name, function.arguments}`
+/// and `usage.{prompt_tokens, completion_tokens}` (optional). Arguments are kept
+/// as the exact string the server sent; a server that sends an object instead
+/// (some compatible servers do) gets it serialized, and absent arguments become
+/// `"{}"`.
 #[derive(Clone)]
 pub struct OpenAiCompatible {
     client: reqwest::Client,
@@ -97,9 +97,15 @@ impl OpenAiCompatible {
             }
             None => None,
         };
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls_config()?)
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(Duration::from_secs(30));
+        // A model server on this machine is never reached through a proxy, even
+        // when HTTP(S)_PROXY is set for the outside world.
+        if is_loopback(&endpoint) {
+            builder = builder.no_proxy();
+        }
+        let client = builder
             .build()
             .map_err(|e| ModelError::config("cannot build the HTTP client").with_cause(e))?;
         Ok(OpenAiCompatible {
@@ -221,6 +227,14 @@ fn endpoint_for(base_url: &str) -> Result<reqwest::Url, ModelError> {
         return Err(ModelError::config("base URL must not have a query or fragment"));
     }
     Ok(url)
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// rustls with the `ring` provider and the OS trust store, built here and
@@ -578,6 +592,20 @@ mod tests {
         }
         let ok = OpenAiCompatible::new("http://127.0.0.1:9/v1/", "m", None).expect("valid");
         assert_eq!(ok.endpoint(), "http://127.0.0.1:9/v1/chat/completions");
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised() {
+        for (url, expected) in [
+            ("http://127.0.0.1:8080/v1", true),
+            ("http://localhost/v1", true),
+            ("http://[::1]:11434/v1", true),
+            ("https://api.openai.com/v1", false),
+            ("http://10.0.0.1/v1", false),
+        ] {
+            let parsed = reqwest::Url::parse(url).expect("url");
+            assert_eq!(is_loopback(&parsed), expected, "{url}");
+        }
     }
 
     #[test]

@@ -1,33 +1,6 @@
 //! A model that replays a conversation file, so demos, tests and CI exercise the
 //! whole agent loop (including invalid arguments, unknown tools and provider
 //! errors) without a network or a non-deterministic model.
-//!
-//! # Conversation file
-//!
-//! JSON Lines: one model turn per line, served in order, whatever the messages
-//! sent. Blank lines and lines whose first non-blank character is `#` are
-//! skipped (line numbers in errors still count them).
-//!
-//! ```text
-//! # a tool call with usage; arguments as a JSON string (kept verbatim)
-//! {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":"{\"email\":\"a@b.c\"}"}],"usage":{"input_tokens":4000,"output_tokens":50}}
-//! # arguments as a JSON object: serialized compactly
-//! {"tool_calls":[{"id":"call_2","name":"charge_card","arguments":{"customer_id":"c1","amount_cents":500}}]}
-//! # arguments that are not JSON at all: scripted verbatim
-//! {"tool_calls":[{"id":"call_3","name":"charge_card","arguments":"{\"customer_id\": \"c1\","}]}
-//! # a provider failure instead of a turn
-//! {"error":{"kind":"rate_limited","retry_after_ms":2000}}
-//! {"text":"All done."}
-//! ```
-//!
-//! Fields of a turn: `text` (string), `tool_calls` (array of `id`, `name`,
-//! `arguments`; `arguments` may be a string, kept verbatim, any other JSON value,
-//! serialized, or absent, meaning `"{}"`), `usage` (`input_tokens`,
-//! `output_tokens`), or instead `error` with `kind` one of `rate_limited`
-//! (optional `retry_after_ms`), `http_status` (`status`, 100–599; 429 counts as
-//! rate limited), `transport`, `malformed`, and an optional `message`. Unknown
-//! fields are errors, so a typo fails loudly instead of silently scripting a
-//! different turn.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -166,6 +139,33 @@ enum Entry {
 /// ignoring the messages it is sent. Deterministic: the same file gives the
 /// same turns every run. Asking past the end is an error
 /// ([`ModelError::is_script_exhausted`]), never a panic or a made-up turn.
+///
+/// # Conversation file
+///
+/// JSON Lines: one model turn per line, served in order, whatever the messages
+/// sent. Blank lines and lines whose first non-blank character is `#` are
+/// skipped (line numbers in errors still count them).
+///
+/// ```text
+/// # a tool call with usage; arguments as a JSON string (kept verbatim)
+/// {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":"{\"email\":\"a@b.c\"}"}],"usage":{"input_tokens":4000,"output_tokens":50}}
+/// # arguments as a JSON object: serialized compactly
+/// {"tool_calls":[{"id":"call_2","name":"charge_card","arguments":{"customer_id":"c1","amount_cents":500}}]}
+/// # arguments that are not JSON at all: scripted verbatim
+/// {"tool_calls":[{"id":"call_3","name":"charge_card","arguments":"{\"customer_id\": \"c1\","}]}
+/// # a provider failure instead of a turn
+/// {"error":{"kind":"rate_limited","retry_after_ms":2000}}
+/// {"text":"All done."}
+/// ```
+///
+/// Fields of a turn: `text` (string), `tool_calls` (array of `id`, `name`,
+/// `arguments`; `arguments` may be a string, kept verbatim, any other JSON value,
+/// serialized, or absent, meaning `"{}"`), `usage` (`input_tokens`,
+/// `output_tokens`), or instead `error` with `kind` one of `rate_limited`
+/// (optional `retry_after_ms`), `http_status` (`status`, 100–599; 429 counts as
+/// rate limited), `transport`, `malformed`, and an optional `message`. Unknown
+/// fields are errors, so a typo fails loudly instead of silently scripting a
+/// different turn.
 #[derive(Debug)]
 pub struct ScriptedModel {
     /// Each entry with the 1-based line it came from.
@@ -174,7 +174,7 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// Loads a conversation file (format in the [module docs](self)).
+    /// Loads a conversation file (format in the [type docs](ScriptedModel)).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| ScriptError {
@@ -190,7 +190,7 @@ impl ScriptedModel {
     }
 
     /// Parses a conversation from JSON Lines text (format in the
-    /// [module docs](self)).
+    /// [type docs](ScriptedModel)).
     pub fn parse(text: &str) -> Result<Self, ScriptError> {
         let mut entries = Vec::new();
         for (index, raw) in text.lines().enumerate() {

@@ -556,3 +556,27 @@ async fn tools_that_are_not_an_array_are_refused_before_sending() {
         .expect_err("object");
     assert!(err.is_config(), "{err}");
 }
+
+#[tokio::test]
+async fn https_to_a_server_that_does_not_speak_tls_is_a_transport_error() {
+    // Exercises the real TLS stack (rustls + ring, handed to reqwest) up to the
+    // handshake: a garbage answer must be an error, never a panic.
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = tokio::spawn(async move {
+        if let Ok(Ok((mut stream, _))) = tokio::time::timeout(ACCEPT_LIMIT, listener.accept()).await {
+            let mut hello = [0u8; 512];
+            let _ = stream.read(&mut hello).await;
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                .await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    let err = client(&format!("https://{addr}/v1"))
+        .next_turn(&[Message::User("hi".into())], &tools())
+        .await
+        .expect_err("not TLS");
+    assert!(err.is_transport(), "{err}");
+    server.await.expect("server");
+}
