@@ -173,7 +173,7 @@ async fn the_same_rejection_is_never_given_twice() {
 #[tokio::test]
 async fn rejections_are_capped_per_task() {
     let backend = Arc::new(Backend::default());
-    let gate = gate_with(&backend, Budget::default().max_repairs(5)).await;
+    let gate = gate_with(&backend, Budget::default().with_max_repairs(4).unwrap()).await;
     let mut task = gate.task("u1");
     assert!(matches!(
         task.handle(call("c1", "lookup_customer", "{")).await,
@@ -481,11 +481,7 @@ async fn every_decision_is_logged_to_the_store_and_to_extra_sinks() {
 #[tokio::test]
 async fn the_repair_token_window_is_per_user() {
     let backend = Arc::new(Backend::default());
-    let gate = gate_with(
-        &backend,
-        Budget::default().repair_tokens(1_000, Duration::from_secs(3600)),
-    )
-    .await;
+    let gate = gate_with(&backend, Budget::default().with_repair_tokens(1_000).unwrap()).await;
     let mut heavy = gate.task("heavy");
     heavy.record_usage(900, 0);
     let step = heavy.handle(call("c1", "lookup_customer", r#"{"email": 1}"#)).await;

@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::budget::{Budget, TokenWindows};
+use super::budget::{Budget, Pushback, RepairTokenBudget, TaskBudget, closed};
 use super::class::{Ambiguity, FailureClass, classify};
 use super::log::{DecisionSink, LedgerSink, emit};
 use super::policy::{BudgetVerdict, Decision, FailReason, History, Situation, decide};
@@ -142,7 +142,7 @@ impl GateBuilder {
         };
         let mut sinks: Vec<Arc<dyn DecisionSink>> = vec![Arc::new(LedgerSink(ledger.clone()))];
         sinks.extend(self.sinks);
-        let tokens = TokenWindows::new(&self.budget);
+        let tokens = self.budget.token_budget();
         Ok(Gate {
             inner: Arc::new(Inner {
                 toolbox: self.toolbox,
@@ -155,7 +155,6 @@ impl GateBuilder {
                 rejection_cap: self.rejection_cap,
                 corrections_per_step: self.corrections_per_step,
                 sinks,
-                started: tokio::time::Instant::now(),
                 rng: Mutex::new(match self.seed {
                     Some(seed) => StdRng::seed_from_u64(seed),
                     None => StdRng::from_os_rng(),
@@ -199,11 +198,10 @@ struct Inner {
     sanitizer: Sanitizer,
     result_sanitizer: Option<Sanitizer>,
     budget: Budget,
-    tokens: TokenWindows,
+    tokens: RepairTokenBudget,
     rejection_cap: u32,
     corrections_per_step: u32,
     sinks: Vec<Arc<dyn DecisionSink>>,
-    started: tokio::time::Instant,
     rng: Mutex<StdRng>,
 }
 
@@ -245,11 +243,14 @@ impl Gate {
     /// The task `id` of `user`, e.g. to resume it after a restart: intent keys
     /// derive from the task id, so the resumed task finds its ledger records.
     pub fn task_with_id(&self, user: impl Into<String>, id: impl Into<String>) -> Task {
+        let user = user.into();
+        let budget = self.inner.budget.task(&self.inner.tokens, user.clone());
         Task {
             gate: self.clone(),
             id: id.into(),
-            user: user.into(),
+            user,
             intent: None,
+            budget,
             state: TaskState::default(),
         }
     }
@@ -273,15 +274,14 @@ impl Gate {
 /// Per-task history: what rules 1–4 look at.
 #[derive(Debug, Default)]
 struct TaskState {
+    /// Hashes of the rejection messages given (rule 1 is about the message:
+    /// two different calls that earn the same message are one lesson).
     rejected: HashSet<String>,
     failed_calls: HashSet<String>,
     rejections: u32,
-    repairs: u32,
     corrections_in_step: u32,
     context_tokens: u64,
     usage_reported: bool,
-    repair_tokens: u64,
-    latency_added: Duration,
 }
 
 /// One agent task: its id, its user, its current intent and its history.
@@ -290,14 +290,14 @@ pub struct Task {
     id: String,
     user: String,
     intent: Option<String>,
+    budget: TaskBudget,
     state: TaskState,
 }
 
-/// Tokens in a text, estimated as one per four bytes (rounded up) when the
-/// provider's own count is not known.
-pub fn estimate_tokens(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
-}
+/// How long gate assumes a retried attempt may take, for the latency
+/// budget's "will the retry fit" check: tools do not declare timeouts, so
+/// only the backoff and measured durations count.
+const ASSUMED_ATTEMPT_TIMEOUT: Duration = Duration::ZERO;
 
 fn sha256_hex(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
@@ -338,29 +338,64 @@ impl Task {
 
     /// Records the provider's real token usage of the last model turn: the
     /// context a repair would replay is what the model just read and wrote.
+    /// If the turn was a repair, its estimate is replaced by this real usage.
     pub fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
         self.state.context_tokens = input_tokens + output_tokens;
         self.state.usage_reported = true;
+        self.budget.record_usage(input_tokens, output_tokens);
     }
 
     /// Repairs (rejections and retries) used so far.
     pub fn repairs(&self) -> u32 {
-        self.state.repairs
+        self.budget.attempts().used()
     }
 
     /// Tokens spent on repair so far.
     pub fn repair_tokens(&self) -> u64 {
-        self.state.repair_tokens
+        self.budget.repair_tokens()
     }
 
     /// Wall-clock latency retries have added so far.
     pub fn latency_added(&self) -> Duration {
-        self.state.latency_added
+        self.budget.latency().added()
     }
 
     fn grow_context(&mut self, text: &str) {
         if !self.state.usage_reported {
-            self.state.context_tokens += estimate_tokens(text);
+            self.state.context_tokens += gate_budget::estimate_tokens(text);
+        }
+    }
+
+    /// The policy's decision, with the budgets consulted for a repair: on a
+    /// refusal the policy decides again with that budget closed. Returns the
+    /// grant's delay for internal retries.
+    fn authorize(&mut self, situation: Situation, feedback: &str, pushback: Pushback) -> (Decision, Duration) {
+        let wanted = decide(&Situation {
+            budget: BudgetVerdict::OPEN,
+            ..situation
+        });
+        let granted = match wanted {
+            Decision::Reject | Decision::RefuseRepeat | Decision::RetryWithCorrection(_) => {
+                let cost = gate_budget::repair_cost(self.state.context_tokens, feedback);
+                self.budget.authorize_reject(cost, Duration::ZERO)
+            }
+            Decision::RetryInternally => {
+                let mut rng = self.gate.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
+                // The model is not involved: no tokens are replayed.
+                self.budget
+                    .authorize_retry(0, pushback, ASSUMED_ATTEMPT_TIMEOUT, &mut *rng)
+            }
+            other => return (other, Duration::ZERO),
+        };
+        match granted {
+            Ok(grant) => (wanted, grant.delay),
+            Err(refusal) => (
+                decide(&Situation {
+                    budget: closed(&refusal),
+                    ..situation
+                }),
+                Duration::ZERO,
+            ),
         }
     }
 
@@ -439,33 +474,26 @@ impl Task {
                 }
                 Err(error) => error,
             };
+            self.budget.record_latency(started.elapsed());
             let (class, ambiguity) = classify(&error);
             let error_text = self.sanitize_error(&gate, &error, &args);
-            let retry_after = match &error {
-                ToolError::RateLimited { retry_after } => *retry_after,
-                _ => None,
+            let pushback = match &error {
+                ToolError::RateLimited { retry_after } => Pushback::from(*retry_after),
+                _ => Pushback::None,
             };
-            let delay = retry_after.unwrap_or_else(|| {
-                let mut rng = gate.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
-                gate.inner.budget.backoff_delay(attempt_no as u32, &mut rng)
-            });
             let feedback = correction_text(&call.name, spec.discovery(), spec.widen(), ambiguity, &error_text);
-            let verdict = self.verdict(&gate, class, &feedback, delay);
             let situation = Situation {
                 effects: spec.effects(),
                 class,
                 ambiguity,
                 history: self.history(&call_fp),
-                budget: verdict,
+                budget: BudgetVerdict::OPEN,
             };
-            let decision = decide(&situation);
+            let (decision, delay) = self.authorize(situation, &feedback, pushback);
             self.settle_ledger(&gate, lease.as_ref(), class, ambiguity, &decision, &error, &error_text)
                 .await;
             match decision {
                 Decision::RetryInternally => {
-                    self.state.repairs += 1;
-                    let spent = started.elapsed() + delay;
-                    self.state.latency_added += spent;
                     let step = Step::Retry(Feedback {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
@@ -489,10 +517,9 @@ impl Task {
                     return step;
                 }
                 Decision::RetryWithCorrection(_) => {
-                    self.state.repairs += 1;
                     self.state.corrections_in_step += 1;
                     self.state.failed_calls.insert(call_fp.clone());
-                    self.charge_repair(&feedback);
+                    self.grow_context(&feedback);
                     let text = self.sanitize_text(&gate, &feedback);
                     let step = Step::Retry(Feedback {
                         call_id: call.id.clone(),
@@ -617,35 +644,9 @@ impl Task {
         }
     }
 
-    fn verdict(&self, gate: &Gate, class: FailureClass, feedback: &str, delay: Duration) -> BudgetVerdict {
-        let budget = &gate.inner.budget;
-        let through_model = matches!(class, FailureClass::Structural | FailureClass::Ambiguous);
-        let tokens = !through_model || self.can_charge(gate, feedback);
-        BudgetVerdict {
-            attempts: self.state.repairs < budget.repairs(),
-            tokens,
-            latency: self.state.latency_added + delay <= budget.added_latency(),
-        }
-    }
-
-    /// A repair replays the context plus the feedback: check (and reserve)
-    /// that much in the user's window.
-    fn can_charge(&self, gate: &Gate, feedback: &str) -> bool {
-        let cost = self.state.context_tokens + estimate_tokens(feedback);
-        gate.inner
-            .tokens
-            .try_charge(&self.user, cost, gate.inner.started.elapsed())
-    }
-
-    fn charge_repair(&mut self, feedback: &str) {
-        let cost = self.state.context_tokens + estimate_tokens(feedback);
-        self.state.repair_tokens += cost;
-        self.grow_context(feedback);
-    }
-
     fn history(&self, call_fp: &str) -> History {
         History {
-            same_rejection_before: self.state.rejected.contains(call_fp),
+            same_rejection_before: false,
             rejections: self.state.rejections,
             rejection_cap: self.gate.inner.rejection_cap,
             repeats_failed_call: self.state.failed_calls.contains(call_fp),
@@ -658,21 +659,22 @@ impl Task {
     /// failed call): reject or fail, as the policy says.
     async fn structural(&mut self, call: &ToolCall, call_fp: &str, message: String, repeat: Option<bool>) -> Step {
         let gate = self.gate.clone();
+        let message_hash = sha256_hex(&message);
         let mut history = self.history(call_fp);
         history.repeats_failed_call = repeat.unwrap_or(false);
+        history.same_rejection_before = self.state.rejected.contains(&message_hash);
         let situation = Situation {
             effects: crate::Effects::new(),
             class: FailureClass::Structural,
             ambiguity: None,
             history,
-            budget: self.verdict(&gate, FailureClass::Structural, &message, Duration::ZERO),
+            budget: BudgetVerdict::OPEN,
         };
-        let step = match decide(&situation) {
+        let step = match self.authorize(situation, &message, Pushback::None).0 {
             Decision::Reject | Decision::RefuseRepeat => {
                 self.state.rejections += 1;
-                self.state.repairs += 1;
-                self.state.rejected.insert(call_fp.to_owned());
-                self.charge_repair(&message);
+                self.state.rejected.insert(message_hash);
+                self.grow_context(&message);
                 let text = self.sanitize_text(&gate, &message);
                 Step::Reject(Feedback {
                     call_id: call.id.clone(),
@@ -734,9 +736,9 @@ impl Task {
             ledger_state: ledger_state.map(|s| s.as_str().to_owned()),
             class,
             reason,
-            attempts: self.state.repairs,
-            repair_tokens: self.state.repair_tokens,
-            latency_added_ms: self.state.latency_added.as_millis() as u64,
+            attempts: self.repairs(),
+            repair_tokens: self.repair_tokens(),
+            latency_added_ms: self.latency_added().as_millis() as u64,
             last_error,
             next_check: next_check(reason, &call.name, intent_key),
             model_text,
@@ -790,9 +792,9 @@ impl Task {
             class: class.to_owned(),
             action: step.action().to_owned(),
             attempt,
-            attempts_used: i64::from(self.state.repairs),
-            repair_tokens: self.state.repair_tokens as i64,
-            latency_added_ms: self.state.latency_added.as_millis() as i64,
+            attempts_used: i64::from(self.repairs()),
+            repair_tokens: self.repair_tokens() as i64,
+            latency_added_ms: self.latency_added().as_millis() as i64,
             message_hash: sha256_hex(step.model_text()),
             intent_key: intent_key.map(str::to_owned),
         };

@@ -17,7 +17,7 @@ pub mod step;
 
 pub use budget::Budget;
 pub use class::{Ambiguity, FailureClass, classify};
-pub use gate::{DEFAULT_RESULT_CAP, DEFAULT_STORE, Gate, GateBuilder, GateError, Task, estimate_tokens};
+pub use gate::{DEFAULT_RESULT_CAP, DEFAULT_STORE, Gate, GateBuilder, GateError, Task};
 pub use log::{DecisionSink, JsonLinesSink};
 pub use policy::{BudgetVerdict, Decision, FailReason, History, Situation, decide};
 pub use report::FailureReport;

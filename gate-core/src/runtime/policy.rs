@@ -197,12 +197,15 @@ pub fn decide(s: &Situation) -> Decision {
     }
 }
 
-/// A repair that goes through the model costs an attempt and tokens.
+/// A repair that goes through the model costs an attempt, tokens, and the
+/// model's turn in wall-clock time: all three budgets must allow it.
 fn model_repair_budget(b: BudgetVerdict) -> Option<FailReason> {
     if !b.attempts {
         Some(FailReason::AttemptBudget)
     } else if !b.tokens {
         Some(FailReason::TokenBudget)
+    } else if !b.latency {
+        Some(FailReason::LatencyBudget)
     } else {
         None
     }
@@ -306,6 +309,8 @@ mod tests {
             Some(Fail(FailReason::AttemptBudget))
         } else if !b.tokens {
             Some(Fail(FailReason::TokenBudget))
+        } else if !b.latency {
+            Some(Fail(FailReason::LatencyBudget))
         } else {
             None
         };
