@@ -64,6 +64,7 @@ pub struct OpenAiCompatible {
     auth: Option<HeaderValue>,
     api_key: Option<Arc<str>>,
     timeout: Duration,
+    extra: Map<String, Value>,
 }
 
 impl fmt::Debug for OpenAiCompatible {
@@ -73,6 +74,7 @@ impl fmt::Debug for OpenAiCompatible {
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("timeout", &self.timeout)
+            .field("extra", &self.extra)
             .finish()
     }
 }
@@ -115,6 +117,7 @@ impl OpenAiCompatible {
             auth,
             api_key: api_key.map(Arc::from),
             timeout: DEFAULT_TIMEOUT,
+            extra: Map::new(),
         })
     }
 
@@ -131,6 +134,15 @@ impl OpenAiCompatible {
         self
     }
 
+    /// Adds a field to every request body, e.g. `temperature: 0`,
+    /// `max_completion_tokens`, `tool_choice` or `parallel_tool_calls: false`.
+    /// `model`, `messages` and `tools` are always the client's own and cannot
+    /// be replaced this way.
+    pub fn with_body_field(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
     /// The URL requests are POSTed to.
     pub fn endpoint(&self) -> &str {
         self.endpoint.as_str()
@@ -144,7 +156,8 @@ impl OpenAiCompatible {
     /// The JSON body that [`next_turn`](ChatModel::next_turn) sends, for logging
     /// and dry runs. `tools` is included when it is a non-empty array.
     pub fn request_body(&self, messages: &[Message], tools: &Value) -> Value {
-        let mut body = Map::new();
+        let mut body = self.extra.clone();
+        body.remove("tools");
         body.insert("model".into(), Value::String(self.model.clone()));
         body.insert(
             "messages".into(),

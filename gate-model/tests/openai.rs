@@ -334,6 +334,22 @@ async fn error_prefix_is_not_doubled_and_ok_results_are_untouched() {
     assert!(body.get("tools").is_none(), "empty tools are omitted: {body}");
 }
 
+#[test]
+fn extra_body_fields_are_sent_but_cannot_replace_the_core_ones() {
+    let model = OpenAiCompatible::new("http://127.0.0.1:9/v1", "mock-model", None)
+        .expect("client")
+        .with_body_field("temperature", json!(0))
+        .with_body_field("parallel_tool_calls", json!(false))
+        .with_body_field("model", json!("other"))
+        .with_body_field("tools", json!([{"type": "function", "function": {"name": "injected"}}]));
+    let body = model.request_body(&[Message::User("hi".into())], &json!([]));
+    assert_eq!(body["temperature"], 0);
+    assert_eq!(body["parallel_tool_calls"], false);
+    assert_eq!(body["model"], "mock-model");
+    assert!(body.get("tools").is_none(), "{body}");
+    assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+}
+
 #[tokio::test]
 async fn invalid_json_arguments_pass_through_verbatim() {
     let raw = "{\"email\": \"a@b.c\", \"note\": \"unterminated";
