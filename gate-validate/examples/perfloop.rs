@@ -99,6 +99,14 @@ fn main() {
     for _ in 0..n {
         match mode.as_str() {
             "fast" => acc += v.fast_accepts(std::hint::black_box(text)) as usize,
+            "invalid" => {
+                acc += v
+                    .validate(std::hint::black_box(
+                        r#"{"customer_id":12345,"include_histroy":"yes","limit":300}"#,
+                    ))
+                    .map_err(|r| r.message("lookup_customer").len())
+                    .unwrap_err()
+            }
             "ifast" => acc += inv.fast_accepts(std::hint::black_box(&inv_text)) as usize,
             "iserde" => acc += serde_json::from_str::<Invoice>(std::hint::black_box(&inv_text)).is_ok() as usize,
             _ => acc += serde_json::from_str::<Lookup>(std::hint::black_box(text)).is_ok() as usize,

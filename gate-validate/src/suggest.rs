@@ -17,6 +17,14 @@ pub const CLOSEST: usize = 3;
 /// Lowercases and drops `_`, `-` and spaces, so `customerId`,
 /// `customer-id` and `Customer_ID` all meet `customer_id`.
 fn fold(s: &str) -> String {
+    if s.is_ascii() {
+        // Field and tool names are nearly always ASCII: skip Unicode case mapping.
+        return s
+            .bytes()
+            .filter(|b| !matches!(b, b'_' | b'-' | b' '))
+            .map(|b| b.to_ascii_lowercase() as char)
+            .collect();
+    }
     s.chars()
         .filter(|c| !matches!(c, '_' | '-' | ' '))
         .flat_map(char::to_lowercase)
@@ -31,7 +39,10 @@ pub(crate) fn similarity(sent: &str, candidate: &str) -> f64 {
     if a == b {
         return 1.0;
     }
-    let lev = strsim::normalized_damerau_levenshtein(&a, &b);
+    // Optimal string alignment: edits plus adjacent transpositions
+    // (`histroy`), without the hash map Damerau-Levenshtein needs.
+    let longest = a.chars().count().max(b.chars().count()).max(1);
+    let lev = 1.0 - strsim::osa_distance(&a, &b) as f64 / longest as f64;
     let jw = strsim::jaro_winkler(&a, &b);
     lev.max(jw * 0.9)
 }
