@@ -7,11 +7,20 @@
 //! bad input to the command itself.
 #![forbid(unsafe_code)]
 
+mod check;
+mod cost;
+mod html_report;
 mod manifest;
+mod reconcile;
+mod replay;
+mod report;
+mod sanitize;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use gate::Toolbox;
+use gate::manifest::import_tools;
 
 /// gate: typed LLM tools that fail safely.
 #[derive(Parser)]
@@ -25,20 +34,75 @@ struct Cli {
 enum Command {
     /// Print tool definitions in a provider's format.
     Manifest(manifest::Args),
+    /// Validate tool calls (JSON lines) against a tool list.
+    Check(check::Args),
+    /// Print a text as the model would see it; --json prints the findings.
+    Sanitize(sanitize::Args),
+    /// Expected tokens of an agent under context replay, with and without retries.
+    Cost(cost::Args),
+    /// Feed a recorded conversation through the policy.
+    Replay(replay::Args),
+    /// List, show and resolve intents whose outcome is unknown.
+    #[command(subcommand)]
+    Reconcile(reconcile::Command),
+    /// Summarize the decision log of a store.
+    Report(report::Args),
+}
+
+/// A failure of the command itself (exit status 2).
+pub(crate) struct UsageError(pub(crate) String);
+
+impl<E: std::fmt::Display> From<E> for UsageError {
+    fn from(e: E) -> Self {
+        UsageError(e.to_string())
+    }
 }
 
 /// Reads a file, or standard input for `-`.
-pub(crate) fn read_input(path: &str) -> Result<String, String> {
+pub(crate) fn read_input(path: &str) -> Result<String, UsageError> {
     if path == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read standard input: {e}"))
+        std::io::read_to_string(std::io::stdin()).map_err(|e| UsageError(format!("cannot read standard input: {e}")))
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))
+        std::fs::read_to_string(path).map_err(|e| UsageError(format!("cannot read `{path}`: {e}")))
     }
+}
+
+/// A tool list in any provider's format, as declared-only tools.
+pub(crate) fn load_toolbox(path: &str) -> Result<Toolbox, UsageError> {
+    let text = read_input(path)?;
+    let document: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| UsageError(format!("`{path}` is not JSON: {e}")))?;
+    let mut toolbox = Toolbox::new();
+    for tool in import_tools(&document).map_err(|e| UsageError(format!("`{path}`: {e}")))? {
+        toolbox.add(tool).map_err(|e| UsageError(format!("`{path}`: {e}")))?;
+    }
+    Ok(toolbox)
+}
+
+/// A runtime for the subcommands that talk to a store.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(UsageError::from)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match cli.command {
         Command::Manifest(args) => manifest::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Sanitize(args) => sanitize::run(args),
+        Command::Cost(args) => cost::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Reconcile(command) => reconcile::run(command),
+        Command::Report(args) => report::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(message)) => {
+            eprintln!("gate: {message}");
+            ExitCode::from(2)
+        }
     }
 }

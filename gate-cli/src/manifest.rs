@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use gate::manifest::import_tools;
-use gate::{Dialect, Toolbox};
+use gate::Dialect;
+
+use crate::{UsageError, load_toolbox};
 
 /// Arguments of `gate manifest`.
 #[derive(clap::Args)]
@@ -22,35 +23,19 @@ fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse().map_err(|e: gate::manifest::UnknownDialect| e.to_string())
 }
 
-fn load(path: &str) -> Result<Toolbox, String> {
-    let text = crate::read_input(path)?;
-    let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("`{path}` is not JSON: {e}"))?;
-    let mut toolbox = Toolbox::new();
-    for tool in import_tools(&document).map_err(|e| format!("`{path}`: {e}"))? {
-        toolbox.add(tool).map_err(|e| format!("`{path}`: {e}"))?;
-    }
-    Ok(toolbox)
-}
-
-pub(crate) fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let toolbox = match args.tools.as_deref() {
-        Some(path) => match load(path) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("gate manifest: {e}");
-                return ExitCode::from(2);
-            }
-        },
+        Some(path) => load_toolbox(path)?,
         None => gate_examples::catalog::toolbox(),
     };
     match toolbox.manifest(args.format) {
         Ok(manifest) => {
-            println!("{}", serde_json::to_string_pretty(&manifest).unwrap_or_default());
-            ExitCode::SUCCESS
+            println!("{}", serde_json::to_string_pretty(&manifest)?);
+            Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             eprintln!("gate manifest: {e}");
-            ExitCode::FAILURE
+            Ok(ExitCode::FAILURE)
         }
     }
 }

@@ -26,6 +26,7 @@ pub use manifest::{Dialect, ManifestError};
 pub use tool::{DynamicTool, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name};
 pub use toolbox::{Toolbox, ToolboxError};
 
+pub use gate_budget as budget;
 pub use gate_ledger as ledger;
 pub use gate_sanitize as sanitize;
 pub use gate_sanitize::Sanitizer;
