@@ -92,12 +92,26 @@ enum Action {
 
 struct CompiledSecret {
     rule: usize,
-    re: Regex,
-    /// For rules written `(TOKEN)END`, the regex is just `TOKEN` and the
-    /// end is checked by hand: a capture-free `find` runs on the lazy
-    /// DFA, while `captures` on a large pattern falls back to the PikeVM,
-    /// which made findings-dense text several times slower.
-    end: Option<EndCheck>,
+    matcher: Matcher,
+}
+
+/// How a rule's regex is run. Capture groups are avoided where the
+/// pattern's shape allows: a capture-free `find` runs on the lazy DFA,
+/// while `captures` falls back to the backtracker or the PikeVM, which
+/// made findings-dense text several times slower.
+enum Matcher {
+    /// `(TOKEN)END`: find `TOKEN`, check `END` by hand.
+    Token { re: Regex, end: EndCheck },
+    /// `PREFIX(VALUE)END`: find `PREFIX`, then `VALUE` right after it,
+    /// then check `END` (if any) by hand.
+    Split {
+        prefix: Regex,
+        value: Regex,
+        end: Option<EndCheck>,
+    },
+    /// Anything else: `captures`; the first participating group is the
+    /// secret.
+    Captures(Regex),
 }
 
 /// What must follow a token (or the end of the text).
@@ -108,16 +122,80 @@ enum EndCheck {
     Class(Regex),
 }
 
-/// Splits a rule pattern of the form `(TOKEN)\b` or `(TOKEN)(?:[^…]|$)`
-/// into `TOKEN` and its end check; `None` for any other shape.
-fn split_token_pattern(p: &str) -> Option<(&str, EndCheck)> {
-    let inner = p.strip_prefix('(')?;
-    if let Some(body) = inner.strip_suffix(r")\b") {
-        return Some((body, EndCheck::Word));
+/// Parses an end condition written after a rule's capture group: `\b`
+/// or a one-character terminator class `(?:[^…]|$)`; `None` for any other
+/// tail.
+fn end_check(tail: &str) -> Option<EndCheck> {
+    if tail == r"\b" {
+        return Some(EndCheck::Word);
     }
-    let (body, class) = inner.strip_suffix("|$)")?.rsplit_once(")(?:[^")?;
-    let re = Regex::new(&format!("^[^{class}")).ok()?;
-    Some((body, EndCheck::Class(re)))
+    let class = tail.strip_prefix("(?:[^")?.strip_suffix("|$)")?;
+    Regex::new(&format!("^[^{class}")).ok().map(EndCheck::Class)
+}
+
+/// Splits a pattern at its first capture group into the text before it,
+/// the group's contents and the text after it, skipping escapes, classes
+/// and non-capturing groups.
+fn split_capture(p: &str) -> Option<(&str, &str, &str)> {
+    let b = p.as_bytes();
+    let (mut i, mut in_class, mut open, mut depth) = (0, false, None, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => {
+                if open.is_none() && b.get(i + 1) != Some(&b'?') {
+                    open = Some(i);
+                    depth = 0;
+                } else if open.is_some() {
+                    depth += 1;
+                }
+            }
+            b')' if !in_class && open.is_some() => {
+                if depth == 0 {
+                    let o = open?;
+                    return Some((&p[..o], &p[o + 1..i], &p[i + 1..]));
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Chooses the cheapest matcher a rule pattern's shape allows.
+fn compile_matcher(pattern: &str) -> Result<Matcher, regex::Error> {
+    let anchored = |p: &str| Regex::new(&format!("^(?:{})", ascii_boundaries(p)));
+    if let Some((prefix, value, tail)) = split_capture(pattern) {
+        // No second capture group, so the split is the whole story.
+        if split_capture(value).is_none() && split_capture(tail).is_none() {
+            let end = if tail.is_empty() {
+                Some(None)
+            } else {
+                end_check(tail).map(Some)
+            };
+            if let Some(end) = end {
+                if prefix.is_empty() {
+                    if let Some(end) = end {
+                        return Ok(Matcher::Token {
+                            re: anchored(value)?,
+                            end,
+                        });
+                    }
+                } else {
+                    return Ok(Matcher::Split {
+                        prefix: anchored(prefix)?,
+                        value: anchored(value)?,
+                        end,
+                    });
+                }
+            }
+        }
+    }
+    Ok(Matcher::Captures(anchored(pattern)?))
 }
 
 struct CustomRule {
@@ -206,23 +284,14 @@ impl Engine {
                 secrets.push(None);
                 continue;
             }
-            let (body, end) = if rule.left_boundary {
-                match split_token_pattern(rule.pattern) {
-                    Some((body, end)) => (body, Some(end)),
-                    None => (rule.pattern, None),
-                }
-            } else {
-                (rule.pattern, None)
-            };
-            let pattern = format!("^(?:{})", ascii_boundaries(body));
-            let re = Regex::new(&pattern).map_err(|e| SanitizerConfigError::InvalidPattern {
+            let matcher = compile_matcher(rule.pattern).map_err(|e| SanitizerConfigError::InvalidPattern {
                 kind: rule.kind.to_string(),
                 source: Box::new(e),
             })?;
             for a in rule.anchors {
                 add(a, Action::Secret(i));
             }
-            secrets.push(Some(CompiledSecret { rule: i, re, end }));
+            secrets.push(Some(CompiledSecret { rule: i, matcher }));
         }
         if enabled.pem {
             add("-----BEGIN", Action::PemBegin);
@@ -523,43 +592,55 @@ impl Engine {
         }
         let window_end = floor_boundary(text, start.saturating_add(SECRET_WINDOW));
         let slice = &text[start..window_end];
-        if let Some(end_check) = &compiled.end {
-            let Some(m) = compiled.re.find(slice) else {
-                return;
-            };
-            st.rule_until[i] = start + m.end().max(1);
-            let end = start + m.end();
-            let ended = end == text.len()
-                || match end_check {
-                    EndCheck::Word => !is_word(bytes[end]),
-                    EndCheck::Class(re) => re.is_match(&text[end..floor_boundary(text, end + 4)]),
+        let (vs, ve, end) = match &compiled.matcher {
+            Matcher::Token { re, end } => {
+                let Some(m) = re.find(slice) else {
+                    return;
                 };
-            if !ended || (m.end() == slice.len() && window_end < text.len()) {
+                st.rule_until[i] = start + m.end().max(1);
+                if m.end() == slice.len() && window_end < text.len() {
+                    // The window cut a longer token; a boundary seen at
+                    // the cut is not a real one.
+                    return;
+                }
+                (m.start(), m.end(), Some(end))
+            }
+            Matcher::Split { prefix, value, end } => {
+                let Some(p) = prefix.find(slice) else {
+                    return;
+                };
+                let Some(v) = value.find(&slice[p.end()..]) else {
+                    return;
+                };
+                st.rule_until[i] = start + p.end() + v.end().max(1);
+                (p.end() + v.start(), p.end() + v.end(), end.as_ref())
+            }
+            Matcher::Captures(re) => {
+                let Some(caps) = re.captures(slice) else {
+                    return;
+                };
+                let Some(whole) = caps.get(0) else {
+                    return;
+                };
+                st.rule_until[i] = start + whole.end().max(1);
+                let m = (1..caps.len()).find_map(|g| caps.get(g)).unwrap_or(whole);
+                (m.start(), m.end(), None)
+            }
+        };
+        let value_end = start + ve;
+        if let Some(end_check) = end {
+            let ended = value_end == text.len()
+                || match end_check {
+                    EndCheck::Word => !is_word(bytes[value_end]),
+                    EndCheck::Class(re) => re.is_match(&text[value_end..floor_boundary(text, value_end + 4)]),
+                };
+            if !ended {
                 return;
             }
-            if self.check(rule.check, m.as_str()) && !m.is_empty() {
-                cands.push(cand(start..end, rule.kind, Category::Secret));
-            }
-            return;
         }
-        let Some(caps) = compiled.re.captures(slice) else {
-            return;
-        };
-        let Some(whole) = caps.get(0) else {
-            return;
-        };
-        st.rule_until[i] = start + whole.end().max(1);
-        // A value running past the window is still a value: redact what
-        // the window holds rather than nothing.
-        let m = (1..caps.len()).find_map(|g| caps.get(g)).unwrap_or(whole);
-        let secret = m.as_str();
-        if self.check(rule.check, secret) && !m.is_empty() {
-            cands.push(Cand {
-                start: start + m.start(),
-                end: start + m.end(),
-                kind: Cow::Borrowed(rule.kind),
-                category: Category::Secret,
-            });
+        let secret = &slice[vs..ve];
+        if vs < ve && self.check(rule.check, secret) {
+            cands.push(cand(start + vs..value_end, rule.kind, Category::Secret));
         }
     }
 
@@ -869,13 +950,22 @@ pub(crate) fn cand(range: Range<usize>, kind: &'static str, category: Category) 
 mod tests {
     use super::*;
 
-    /// Every token-shaped rule takes the capture-free path; only the
-    /// header rule, whose secret follows a scheme word, needs captures.
+    /// Every rule but three takes a capture-free path: the URL password
+    /// (whose value is followed by `@host`), the key id (followed by a
+    /// quote) and the header rule (two alternative groups) need captures.
     #[test]
-    fn token_rules_split_into_token_and_end() {
-        for rule in SECRET_RULES.iter().filter(|r| r.left_boundary) {
-            let split = split_token_pattern(rule.pattern).is_some();
-            assert_eq!(split, rule.kind != "authorization-header", "{}", rule.kind);
+    fn most_rules_avoid_captures() {
+        for rule in SECRET_RULES {
+            let m = compile_matcher(rule.pattern).unwrap();
+            let captures = matches!(m, Matcher::Captures(_));
+            let expected = matches!(
+                rule.kind,
+                "url-password" | "authorization-header" | "gcp-service-account-key-id"
+            );
+            assert_eq!(captures, expected, "{}", rule.kind);
+            if rule.left_boundary && !expected {
+                assert!(matches!(m, Matcher::Token { .. }), "{}", rule.kind);
+            }
         }
     }
 }
