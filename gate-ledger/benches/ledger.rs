@@ -2,7 +2,9 @@
 //! store, with one worker and with 16, next to the bare INSERT + UPDATE +
 //! UPDATE of the same rows in the same store. The ratio of the two says how
 //! close to the store's own limit the ledger runs (DESIGN.md §5: ratios
-//! measured side by side, never a bare time).
+//! measured side by side, never a bare time). Ledger and bare cycles are
+//! interleaved within each run (see `paired`), so the two figures of a pair
+//! were measured under the same conditions.
 //!
 //! PostgreSQL is measured when `GATE_POSTGRES_URL` is set.
 
@@ -48,11 +50,23 @@ fn request(key: String) -> ClaimRequest {
 }
 
 async fn ledger_cycle(l: &dyn Ledger, keys: &Keys) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let req = request(keys.next());
-    if let Ok(Claim::Acquired(lease)) = l.claim(&req).await
-        && let Ok(lease) = l.dispatch(&lease).await
+    let r = match l.claim(&req).await {
+        Ok(Claim::Acquired(lease)) => match l.dispatch(&lease).await {
+            Ok(lease) => l.complete(&lease, json!({"charge": "ch_1"})).await.map(|_| ()),
+            Err(e) => Err(e),
+        },
+        Ok(other) => {
+            eprintln!("unexpected claim answer {other:?}");
+            Ok(())
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = r
+        && !SAID.swap(true, Ordering::Relaxed)
     {
-        let _ = l.complete(&lease, json!({"charge": "ch_1"})).await;
+        eprintln!("ledger cycle failed: {e}");
     }
 }
 
@@ -76,6 +90,17 @@ fn sqlite(sql: &str) -> String {
 /// The bare runs queue the same way, so both sides measure the store's limit.
 static SQLITE_WRITER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// A failed bare write would make the bare side look fast for nothing; say so
+/// (once) instead of hiding it.
+fn report<T>(r: Result<T, sqlx::Error>) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Err(e) = r
+        && !SAID.swap(true, Ordering::Relaxed)
+    {
+        eprintln!("bare write failed: {e}");
+    }
+}
+
 /// The same three writes the ledger makes for one cycle, without its checks.
 async fn bare_cycle(raw: &RawPool, keys: &Keys) {
     let key = keys.next();
@@ -86,36 +111,42 @@ async fn bare_cycle(raw: &RawPool, keys: &Keys) {
     macro_rules! run {
         ($pool:expr, $fix:expr, $gate:expr) => {{
             let g = $gate;
-            let _ = sqlx::query(&$fix(INSERT))
-                .bind("bench-user")
-                .bind(&key)
-                .bind(&fp)
-                .bind("bench-task")
-                .bind("charge_card")
-                .bind(owner)
-                .bind(now + 30_000)
-                .bind(now)
-                .execute($pool)
-                .await;
+            report(
+                sqlx::query(&$fix(INSERT))
+                    .bind("bench-user")
+                    .bind(&key)
+                    .bind(&fp)
+                    .bind("bench-task")
+                    .bind("charge_card")
+                    .bind(owner)
+                    .bind(now + 30_000)
+                    .bind(now)
+                    .execute($pool)
+                    .await,
+            );
             drop(g);
             let g = $gate;
-            let _ = sqlx::query(&$fix(DISPATCH))
-                .bind("bench-user")
-                .bind(&key)
-                .bind(now)
-                .bind(now + 30_000)
-                .execute($pool)
-                .await;
+            report(
+                sqlx::query(&$fix(DISPATCH))
+                    .bind("bench-user")
+                    .bind(&key)
+                    .bind(now)
+                    .bind(now + 30_000)
+                    .execute($pool)
+                    .await,
+            );
             drop(g);
             let g = $gate;
-            let _ = sqlx::query(&$fix(COMPLETE))
-                .bind("bench-user")
-                .bind(&key)
-                .bind(now)
-                .bind(now + 86_400_000)
-                .bind(&outcome)
-                .execute($pool)
-                .await;
+            report(
+                sqlx::query(&$fix(COMPLETE))
+                    .bind("bench-user")
+                    .bind(&key)
+                    .bind(now)
+                    .bind(now + 86_400_000)
+                    .bind(&outcome)
+                    .execute($pool)
+                    .await,
+            );
             drop(g);
         }};
     }
@@ -207,6 +238,124 @@ fn targets(rt: &tokio::runtime::Runtime) -> Vec<Target> {
     out
 }
 
+/// Which half of a paired run a benchmark reports.
+#[derive(Clone, Copy)]
+enum Side {
+    Ledger,
+    Bare,
+}
+
+/// Totals of every paired run: (store, workers) → (ledger wall time, bare wall
+/// time, cycles per side). Criterion reports each benchmark from its own time
+/// window; these totals compare the two sides over the very same windows.
+static PAIRED: Mutex<Vec<PairTotals>> = Mutex::new(Vec::new());
+
+/// (store, workers, ledger wall time, bare wall time, cycles per worker and side).
+type PairTotals = (&'static str, u64, Duration, Duration, u64);
+
+fn record_pair(store: &'static str, workers: u64, ledger: Duration, bare: Duration, cycles: u64) {
+    let mut g = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
+    match g.iter_mut().find(|e| e.0 == store && e.1 == workers) {
+        Some(e) => {
+            e.2 += ledger;
+            e.3 += bare;
+            e.4 += cycles;
+        }
+        None => g.push((store, workers, ledger, bare, cycles)),
+    }
+}
+
+fn print_pairs(store: &'static str) {
+    let g = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
+    for (s, workers, ledger, bare, cycles) in g.iter().filter(|e| e.0 == store) {
+        let rate = |d: &Duration| (*cycles * *workers) as f64 / d.as_secs_f64().max(1e-9);
+        println!(
+            "paired {s} workers={workers}: ledger {:.0} cycles/s, bare {:.0} cycles/s, \
+             ledger/bare = {:.2} ({} cycles per side)",
+            rate(ledger),
+            rate(bare),
+            rate(ledger) / rate(bare),
+            cycles * workers
+        );
+    }
+}
+
+/// Everything one benchmark needs, cheap to clone into workers.
+#[derive(Clone)]
+struct Env {
+    store: &'static str,
+    ledger: Arc<dyn Ledger>,
+    raw: Option<RawPool>,
+    bare: Arc<BareMemory>,
+    keys: Arc<Keys>,
+}
+
+impl Env {
+    async fn bare_cycle(&self) {
+        match &self.raw {
+            Some(r) => bare_cycle(r, &self.keys).await,
+            None => self.bare.cycle(&self.keys),
+        }
+    }
+}
+
+/// Cycles per worker in one phase of a paired run.
+const PHASE: u64 = 8;
+
+/// Runs `workers` tasks doing `n` cycles each of one side; returns the wall time.
+async fn phase(env: &Env, n: u64, workers: u64, side: Side) -> Duration {
+    let t = Instant::now();
+    let mut joins = Vec::new();
+    for _ in 0..workers {
+        let env = env.clone();
+        joins.push(tokio::spawn(async move {
+            for _ in 0..n {
+                match side {
+                    Side::Ledger => ledger_cycle(&*env.ledger, &env.keys).await,
+                    Side::Bare => env.bare_cycle().await,
+                }
+            }
+        }));
+    }
+    for j in joins {
+        let _ = j.await;
+    }
+    t.elapsed()
+}
+
+/// `iters` cycles per worker of each side, in alternating phases of up to
+/// [`PHASE`] cycles per worker (alternating which side goes first), timing
+/// each phase's wall time. Interleaving puts both sides under the same
+/// conditions, so a burst of fsync latency or of load from other processes
+/// hits them alike and the ratio stays honest. Returns the reported side's
+/// total wall time.
+async fn paired(env: Env, iters: u64, workers: u64, side: Side) -> Duration {
+    let (mut ledger_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
+    let (mut done, mut round) = (0u64, 0u64);
+    while done < iters {
+        let n = (iters - done).min(PHASE);
+        let order = if round % 2 == 0 {
+            [Side::Ledger, Side::Bare]
+        } else {
+            [Side::Bare, Side::Ledger]
+        };
+        for s in order {
+            let d = phase(&env, n, workers, s).await;
+            match s {
+                Side::Ledger => ledger_time += d,
+                Side::Bare => bare_time += d,
+            }
+        }
+        done += n;
+        round += 1;
+    }
+    record_pair(env.store, workers, ledger_time, bare_time, iters);
+    match side {
+        Side::Ledger => ledger_time,
+        Side::Bare => bare_time,
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -217,94 +366,32 @@ fn bench(c: &mut Criterion) {
     };
     for t in targets(&rt) {
         let mut g = c.benchmark_group(format!("ledger/{}", t.name));
+        // fsync-bound stores vary a lot from one commit to the next; they get a
+        // longer window so the medians mean something.
+        let window = if t.name == "memory" { 2 } else { 4 };
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(300))
-            .measurement_time(Duration::from_secs(2));
-        let keys = Arc::new(Keys::new());
-        let ledger = t.store.ledger();
-
-        g.throughput(Throughput::Elements(1));
-        g.bench_function("ledger_1_worker", |b| {
-            b.to_async(&rt).iter_custom(|iters| {
-                let (l, k) = (ledger.clone(), keys.clone());
-                async move {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        ledger_cycle(&*l, &k).await;
-                    }
-                    start.elapsed()
-                }
-            })
-        });
-        g.bench_function("bare_1_worker", |b| {
-            let bare = Arc::new(BareMemory::default());
-            let raw = t.store.raw().cloned();
-            b.to_async(&rt).iter_custom(|iters| {
-                let (k, raw, bare) = (keys.clone(), raw.clone(), bare.clone());
-                async move {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        match &raw {
-                            Some(r) => bare_cycle(r, &k).await,
-                            None => bare.cycle(&k),
-                        }
-                    }
-                    start.elapsed()
-                }
-            })
-        });
-
-        g.throughput(Throughput::Elements(WORKERS));
-        g.bench_function("ledger_16_workers", |b| {
-            b.to_async(&rt).iter_custom(|iters| {
-                let (l, k) = (ledger.clone(), keys.clone());
-                async move {
-                    let start = Instant::now();
-                    let mut joins = Vec::new();
-                    for _ in 0..WORKERS {
-                        let (l, k) = (l.clone(), k.clone());
-                        joins.push(tokio::spawn(async move {
-                            for _ in 0..iters {
-                                ledger_cycle(&*l, &k).await;
-                            }
-                        }));
-                    }
-                    for j in joins {
-                        let _ = j.await;
-                    }
-                    start.elapsed()
-                }
-            })
-        });
-        g.bench_function("bare_16_workers", |b| {
-            let bare = Arc::new(BareMemory::default());
-            let raw = t.store.raw().cloned();
-            b.to_async(&rt).iter_custom(|iters| {
-                let (k, raw, bare) = (keys.clone(), raw.clone(), bare.clone());
-                async move {
-                    let start = Instant::now();
-                    let mut joins = Vec::new();
-                    for _ in 0..WORKERS {
-                        let (k, raw, bare) = (k.clone(), raw.clone(), bare.clone());
-                        joins.push(tokio::spawn(async move {
-                            for _ in 0..iters {
-                                match &raw {
-                                    Some(r) => bare_cycle(r, &k).await,
-                                    None => bare.cycle(&k),
-                                }
-                            }
-                        }));
-                    }
-                    for j in joins {
-                        let _ = j.await;
-                    }
-                    start.elapsed()
-                }
-            })
-        });
+            .measurement_time(Duration::from_secs(window));
+        let env = Env {
+            store: t.name,
+            ledger: t.store.ledger(),
+            raw: t.store.raw().cloned(),
+            bare: Arc::new(BareMemory::default()),
+            keys: Arc::new(Keys::new()),
+        };
+        for (workers, label) in [(1u64, "1_worker"), (WORKERS, "16_workers")] {
+            g.throughput(Throughput::Elements(workers));
+            for (side, name) in [(Side::Ledger, "ledger"), (Side::Bare, "bare")] {
+                g.bench_function(format!("{name}_{label}"), |b| {
+                    b.to_async(&rt)
+                        .iter_custom(|iters| paired(env.clone(), iters, workers, side))
+                });
+            }
+        }
         g.finish();
+        print_pairs(t.name);
 
-        rt.block_on(ledger.close());
+        rt.block_on(env.ledger.close());
         if let Some((url, schema)) = &t.cleanup {
             let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
         }
