@@ -127,6 +127,25 @@ fn tagged_hash(tag: &str, parts: &[&str]) -> String {
     hex::encode(h.finalize())
 }
 
+/// The fingerprint of a call from its full arguments and the names of the
+/// arguments marked `#[arg(key)]`: only the marked ones count, all of them when
+/// none is marked. A marked argument the call omitted is left out (it is not
+/// the same as an explicit `null`). Non-object arguments are fingerprinted
+/// whole.
+pub fn key_args_fingerprint(args: &Value, key_args: &[&str]) -> String {
+    match args {
+        Value::Object(map) if !key_args.is_empty() => {
+            let selected: serde_json::Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| key_args.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            fingerprint(&Value::Object(selected))
+        }
+        _ => fingerprint(args),
+    }
+}
+
 /// The key of an intent declared explicitly in `task` under `label`.
 ///
 /// Format: `gk1m-` followed by 64 hex digits.

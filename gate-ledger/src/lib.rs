@@ -17,6 +17,48 @@
 //!   (many workers on many machines);
 //! * the decision log ([`DecisionRecord`]) in the same store, and its summary
 //!   for `gate report` ([`DecisionReport`]).
+//!
+//! # Calling it from the runtime
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), gate_ledger::LedgerError> {
+//! use std::time::Duration;
+//! use gate_ledger::{Claim, ClaimRequest, Finish, fingerprint, minted_intent_key};
+//!
+//! let ledger = gate_ledger::open("sqlite:gate.db").await?;
+//! let args = serde_json::json!({"customer_id": "cus_1", "amount_cents": 4200});
+//! let req = ClaimRequest {
+//!     user: "user-42".into(),
+//!     key: minted_intent_key("task-7", "pay INV-42"),
+//!     fingerprint: fingerprint(&args),
+//!     task_id: "task-7".into(),
+//!     tool: "charge_card".into(),
+//!     idempotent: false,
+//!     lease: Duration::from_secs(60),
+//! };
+//! match ledger.claim(&req).await {
+//!     Ok(Claim::Acquired(lease)) => {
+//!         let lease = ledger.dispatch(&lease).await?; // durable before the call
+//!         // ... run the tool; on a timeout:
+//!         ledger.finish(&lease, Finish::OutcomeUnknown { error: "timed out".into() }).await?;
+//!     }
+//!     Ok(Claim::Replay { outcome, .. }) => { /* return outcome.value */ }
+//!     Ok(Claim::OutcomeUnknown(record)) => { /* Fail: needs reconciliation */ }
+//!     Err(e) if e.is_in_progress() => { /* wait, claim again */ }
+//!     Err(e) => return Err(e), // key reused, invalid key, store unavailable
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Storage
+//!
+//! Both SQL stores hold two tables (plus `gate_schema`, the migration
+//! version): `gate_intents`, one row per `(user_id, intent_key)` with the
+//! state, attempt, lease, timestamps (integer milliseconds since the epoch),
+//! stored outcome (JSON text), last error and reconciliation; and
+//! `gate_decisions`, the append-only decision log. Nothing is deleted except by
+//! [`Ledger::purge_expired`] (finished records past retention) and
+//! [`Ledger::release`] (a first attempt given up before dispatch).
 #![forbid(unsafe_code)]
 
 mod decision;
@@ -35,7 +77,7 @@ pub use decision::{DecisionQuery, DecisionRecord, DecisionReport};
 pub use error::LedgerError;
 pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_json, derived_intent_key, fingerprint,
-    minted_intent_key, validate_key,
+    key_args_fingerprint, minted_intent_key, validate_key,
 };
 pub use ledger::{BoxFuture, Ledger, StoreKind};
 pub use record::{

@@ -2,7 +2,9 @@
 //! ignores key order, whitespace and number spelling, notices every real
 //! change, and keys never carry raw user data.
 
-use gate_ledger::{canonical_json, derived_intent_key, fingerprint, minted_intent_key, validate_key};
+use gate_ledger::{
+    canonical_json, derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
+};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -99,6 +101,23 @@ fn documented_normalisations() {
         fingerprint(&json!({})),
         "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
     );
+}
+
+#[test]
+fn only_key_args_count() {
+    let key = ["customer_id", "amount_cents"];
+    let a = json!({"customer_id": "c1", "amount_cents": 5, "note": "for the March invoice"});
+    let b = json!({"note": "March invoice, as discussed", "amount_cents": 5.0, "customer_id": "c1"});
+    let c = json!({"customer_id": "c1", "amount_cents": 6, "note": "for the March invoice"});
+    assert_eq!(key_args_fingerprint(&a, &key), key_args_fingerprint(&b, &key));
+    assert_ne!(key_args_fingerprint(&a, &key), key_args_fingerprint(&c, &key));
+    // No marked argument: every argument counts.
+    assert_ne!(key_args_fingerprint(&a, &[]), key_args_fingerprint(&b, &[]));
+    assert_eq!(key_args_fingerprint(&a, &[]), fingerprint(&a));
+    // An omitted key argument differs from an explicit null.
+    let omitted = json!({"customer_id": "c1"});
+    let null = json!({"customer_id": "c1", "amount_cents": null});
+    assert_ne!(key_args_fingerprint(&omitted, &key), key_args_fingerprint(&null, &key));
 }
 
 #[test]
