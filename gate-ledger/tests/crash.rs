@@ -97,6 +97,9 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
     };
     let ledger = open_with(url, &config).await.expect("open parent ledger");
     let mut rng = StdRng::seed_from_u64(0xC0FFEE);
+    // Labels whose child reported a committed completion: that transition
+    // must never be lost, whatever happens to later children.
+    let mut completed = std::collections::HashSet::new();
     let mut outcome = Outcome {
         killed: 0,
         unknown_records: 0,
@@ -115,6 +118,9 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
         });
         let (killed, last) = run_child(url, schema_arg, &label, &effects, kill_at).await;
         outcome.killed += u32::from(killed);
+        if last == "completed" {
+            completed.insert(label.clone());
+        }
         *outcome.steps_seen.entry(last).or_default() += 1;
         // Recovery as a restarted gate does it: every lease of the dead child
         // is expired by now (we look past it instead of sleeping).
@@ -131,10 +137,12 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
     for i in 0..keys {
         let label = format!("crash-{i}");
         let key = minted_intent_key("crash-task", &label);
+        let reported_done = completed.contains(&label);
         let n = executions.get(&key).copied().unwrap_or(0);
         assert!(n <= 1, "{label} was executed {n} times");
         let Some(rec) = ledger.get("crash-user", &key).await.expect("get") else {
             assert_eq!(n, 0, "{label} executed without a record");
+            assert!(!reported_done, "{label} completed, then its record vanished");
             continue;
         };
         assert!(!rec.state.is_in_flight(), "{label} left in flight: {rec:?}");
@@ -148,6 +156,7 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
         }
         match rec.state {
             State::Succeeded => assert_eq!(n, 1, "{label} succeeded without executing"),
+            _ if reported_done => panic!("{label} completed, then was recorded as {}", rec.state),
             State::OutcomeUnknown => {
                 assert!(rec.dispatched_at.is_some());
                 outcome.unknown_records += 1;
