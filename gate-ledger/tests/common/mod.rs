@@ -79,7 +79,16 @@ impl Harness {
                 (url, None, Some(schema))
             }
         };
-        let store = open_store(&url, &config).await.expect("open store");
+        let store = match open_store(&url, &config).await {
+            Ok(store) => store,
+            Err(e) => {
+                // Opening may fail after the schema was created; leave nothing behind.
+                if let Some(schema) = &schema {
+                    let _ = gate_ledger::drop_pg_schema(&url, schema).await;
+                }
+                panic!("open store: {e}");
+            }
+        };
         Some(Harness {
             kind,
             ledger: store.ledger(),
