@@ -274,7 +274,8 @@ async fn an_ambiguous_failure_of_a_write_is_not_retried() {
 async fn a_charge_that_timed_out_is_failed_queued_and_never_run_again() {
     let (backend, gate) = setup().await;
     let mut task = gate.task("u1");
-    let key = task.intent("pay INV-42");
+    task.intent("pay INV-42");
+    let key = task.intent_key_for("charge_card").unwrap();
     script(&backend, &["timeout"]);
     let args = r#"{"customer_id": "cus_1", "amount_cents": 500}"#;
     let step = task.handle(call("c1", "charge_card", args)).await;

@@ -211,7 +211,8 @@ fn reconcile_and_report_work_on_a_store_left_by_a_run() {
             .await
             .unwrap();
         let mut task = gate.task("u1");
-        let key = task.intent("pay INV-1");
+        task.intent("pay INV-1");
+        let key = task.intent_key_for("charge_card").unwrap();
         assert!(task.handle(ToolCall::new("c1", "charge_card", "{}")).await.is_fail());
         key
     });

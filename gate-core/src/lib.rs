@@ -8,6 +8,7 @@
 //! are only known at run time.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 mod ctx;
 mod effects;
 mod error;

@@ -280,6 +280,7 @@ struct TaskState {
     failed_calls: HashSet<String>,
     rejections: u32,
     corrections_in_step: u32,
+    last_retries: Vec<Feedback>,
     context_tokens: u64,
     usage_reported: bool,
 }
@@ -312,6 +313,11 @@ enum Attempt {
 }
 
 impl Task {
+    /// The gate this task runs in.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
     /// The task id.
     pub fn id(&self) -> &str {
         &self.id
@@ -322,18 +328,32 @@ impl Task {
         &self.user
     }
 
-    /// Declares the intent the next calls serve ("pay INV-42"); they carry its
-    /// key, so a call the model regenerates while replanning maps to the same
-    /// key. Returns the key.
-    pub fn intent(&mut self, label: &str) -> String {
-        let key = gate_ledger::minted_intent_key(&self.id, label);
-        self.intent = Some(key.clone());
-        key
+    /// Declares the intent the next calls serve ("pay INV-42"). Each tool
+    /// called under it gets a key minted from the task, the label and the
+    /// tool, so a call the model regenerates while replanning maps to the same
+    /// key, whatever its arguments, and the other steps of the intent (the
+    /// receipt after the charge) get keys of their own.
+    pub fn intent(&mut self, label: &str) {
+        self.intent = Some(label.to_owned());
+    }
+
+    /// The key calls of `tool` carry under the current intent, if one is declared.
+    pub fn intent_key_for(&self, tool: &str) -> Option<String> {
+        self.intent
+            .as_ref()
+            .map(|label| gate_ledger::minted_intent_key(&self.id, &format!("{label}\u{1f}{tool}")))
     }
 
     /// Ends the current intent; later calls derive their keys from their arguments.
     pub fn clear_intent(&mut self) {
         self.intent = None;
+    }
+
+    /// The internal retries gate made during the last [`handle`](Self::handle)
+    /// (a 503 retried after a backoff, say): the returned step is the final
+    /// outcome, these are the attempts before it.
+    pub fn last_retries(&self) -> &[Feedback] {
+        &self.state.last_retries
     }
 
     /// Records the provider's real token usage of the last model turn: the
@@ -402,6 +422,7 @@ impl Task {
     /// Handles one tool call: validate, run, classify, decide, log. The
     /// returned step says what the model sees next.
     pub async fn handle(&mut self, call: ToolCall) -> Step {
+        self.state.last_retries.clear();
         self.grow_context(&call.arguments);
         let gate = self.gate.clone();
         let call_fp = sha256_hex(&format!("{}\u{0}{}", call.name, canonical_or_raw(&call.arguments)));
@@ -426,8 +447,7 @@ impl Task {
         let spec = tool.spec();
         let key_fp = gate_ledger::fingerprint(&key_arguments(&args, spec.key_args()));
         let intent_key = self
-            .intent
-            .clone()
+            .intent_key_for(&call.name)
             .unwrap_or_else(|| gate_ledger::derived_intent_key(&self.id, &call.name, &key_fp));
 
         // 3. Rule 3: a call that repeats a failed one unchanged is not a retry.
@@ -506,6 +526,9 @@ impl Task {
                     });
                     self.log(&call, class.as_str(), &step, attempt_no, Some(&intent_key))
                         .await;
+                    if let Step::Retry(feedback) = step {
+                        self.state.last_retries.push(feedback);
+                    }
                     tokio::time::sleep(delay).await;
                     continue;
                 }
@@ -636,7 +659,7 @@ impl Task {
             // Timeouts, lost connections after sending, unreadable answers and
             // crashes while dispatched: the effect may have happened.
             _ => Finish::OutcomeUnknown {
-                error: format!("{error_text} ({})", operator_cause(error)),
+                error: operator_cause(error, error_text),
             },
         };
         if let Err(e) = ledger.finish(lease, finish).await {
@@ -688,7 +711,7 @@ impl Task {
                 call_fp,
                 reason,
                 Some(FailureClass::Structural),
-                self.intent.clone().as_deref(),
+                self.intent_key_for(&call.name).as_deref(),
                 None,
                 &message,
             ),
@@ -707,7 +730,7 @@ impl Task {
             FailureClass::Structural.as_str(),
             &step,
             1,
-            self.intent.clone().as_deref(),
+            self.intent_key_for(&call.name).as_deref(),
         )
         .await;
         step
@@ -836,10 +859,11 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
 }
 
 /// The operator-side cause of an error (never shown to the model).
-fn operator_cause(error: &ToolError) -> String {
-    std::error::Error::source(error)
-        .map(ToString::to_string)
-        .unwrap_or_else(|| error.to_string())
+fn operator_cause(error: &ToolError, error_text: &str) -> String {
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{error_text} ({cause})"),
+        None => error_text.to_owned(),
+    }
 }
 
 fn ledger_fail_reason(error: &LedgerError) -> FailReason {
