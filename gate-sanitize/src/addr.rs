@@ -200,9 +200,6 @@ pub(crate) fn host_suffix_at(
     if s == dot || (s > 0 && is_host_byte(bytes[s - 1]) && bytes[s - 1] != b'.') {
         return None;
     }
-    if s > 0 && bytes[s - 1] == b'.' {
-        // `...example.local` after dots that were trimmed: still a host.
-    }
     if engine.host_allowed(&text[s..suffix_end]) {
         return None;
     }

@@ -525,7 +525,7 @@ impl Engine {
                         {
                             st.instr_done = e;
                             cands.push(Cand {
-                                start: e_start(text, start, kind),
+                                start: instruction_start(text, start, kind),
                                 end: e,
                                 kind: Cow::Borrowed(KIND_INSTRUCTION),
                                 category: Category::Instruction,
@@ -774,7 +774,7 @@ impl Rendered {
 
 /// Where an instruction finding starts: role markers take their whole
 /// line, phrases start at the phrase.
-fn e_start(text: &str, start: usize, kind: reflect::InstrAnchor) -> usize {
+fn instruction_start(text: &str, start: usize, kind: reflect::InstrAnchor) -> usize {
     match kind {
         reflect::InstrAnchor::RoleLine => reflect::line_start_of_marker(text, start),
         _ => start,
@@ -936,7 +936,7 @@ fn ascii_boundaries(p: &str) -> String {
     p.replace(r"\b", r"(?-u:\b)")
 }
 
-/// A range clamp used by detectors.
+/// A candidate with a built-in kind, as the detectors produce them.
 pub(crate) fn cand(range: Range<usize>, kind: &'static str, category: Category) -> Cand {
     Cand {
         start: range.start,
