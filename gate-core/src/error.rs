@@ -81,6 +81,33 @@ impl ToolError {
     pub fn rejected(reason: impl Into<String>) -> Self {
         ToolError::Rejected { reason: reason.into() }
     }
+
+    /// The class of an HTTP answer, for tools over any HTTP client (reqwest,
+    /// hyper, ureq): `response.status().as_u16()`, the body if it says
+    /// something, and the parsed `Retry-After`. Returns `None` for 2xx/3xx.
+    ///
+    /// 401/403 without a body are ambiguous (`Forbidden`), with one they are
+    /// definitive; 404 and 410 are `NotFound`; 408 and 504 mean the request
+    /// may have been processed (`Timeout`); 429 is `RateLimited`; 502 and 503
+    /// mean the request was not processed (`Unavailable`); other 4xx are a
+    /// definitive `Rejected` with the body as reason; other 5xx are
+    /// `Internal` (the outcome of a failed server-side write is unknown to
+    /// the caller, and gate treats internal errors as fail-and-report).
+    pub fn from_http(status: u16, body: Option<&str>, retry_after: Option<Duration>) -> Option<Self> {
+        let body = body.map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
+        Some(match status {
+            100..=399 => return None,
+            401 | 403 => ToolError::Forbidden { body },
+            404 | 410 => ToolError::NotFound,
+            408 | 504 => ToolError::Timeout,
+            429 => ToolError::RateLimited { retry_after },
+            502 | 503 => ToolError::Unavailable,
+            400..=499 => ToolError::Rejected {
+                reason: body.unwrap_or_else(|| format!("HTTP {status}")),
+            },
+            _ => ToolError::internal(format!("HTTP {status}")),
+        })
+    }
 }
 
 impl From<std::io::Error> for ToolError {
@@ -116,5 +143,68 @@ impl From<serde_json::Error> for ToolError {
 impl From<std::convert::Infallible> for ToolError {
     fn from(never: std::convert::Infallible) -> Self {
         match never {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_statuses_map_to_classes() {
+        assert!(ToolError::from_http(200, None, None).is_none());
+        assert!(matches!(
+            ToolError::from_http(403, None, None),
+            Some(ToolError::Forbidden { body: None })
+        ));
+        assert!(matches!(
+            ToolError::from_http(403, Some("  "), None),
+            Some(ToolError::Forbidden { body: None })
+        ));
+        assert!(matches!(
+            ToolError::from_http(403, Some("wrong scope"), None),
+            Some(ToolError::Forbidden { body: Some(_) })
+        ));
+        assert!(matches!(
+            ToolError::from_http(404, None, None),
+            Some(ToolError::NotFound)
+        ));
+        assert!(matches!(
+            ToolError::from_http(504, None, None),
+            Some(ToolError::Timeout)
+        ));
+        let limited = ToolError::from_http(429, None, Some(Duration::from_secs(3)));
+        assert!(
+            matches!(limited, Some(ToolError::RateLimited { retry_after: Some(d) }) if d == Duration::from_secs(3))
+        );
+        assert!(matches!(
+            ToolError::from_http(503, None, None),
+            Some(ToolError::Unavailable)
+        ));
+        assert!(
+            matches!(ToolError::from_http(422, Some("card declined"), None), Some(ToolError::Rejected { reason }) if reason == "card declined")
+        );
+        assert!(matches!(
+            ToolError::from_http(500, None, None),
+            Some(ToolError::Internal(_))
+        ));
+    }
+
+    #[test]
+    fn io_errors_map_where_the_class_is_clear() {
+        use std::io::{Error, ErrorKind};
+        assert!(matches!(
+            ToolError::from(Error::from(ErrorKind::TimedOut)),
+            ToolError::Timeout
+        ));
+        assert!(matches!(
+            ToolError::from(Error::from(ErrorKind::ConnectionRefused)),
+            ToolError::ConnectionLost { sent: false }
+        ));
+        assert!(matches!(
+            ToolError::from(Error::from(ErrorKind::ConnectionReset)),
+            ToolError::ConnectionLost { sent: true }
+        ));
+        assert!(matches!(ToolError::from(Error::other("x")), ToolError::Internal(_)));
     }
 }
