@@ -245,37 +245,43 @@ enum Side {
     Bare,
 }
 
-/// Totals of every paired run: (store, workers) → (ledger wall time, bare wall
-/// time, cycles per side). Criterion reports each benchmark from its own time
-/// window; these totals compare the two sides over the very same windows.
-static PAIRED: Mutex<Vec<PairTotals>> = Mutex::new(Vec::new());
+/// Every paired round: (store, workers, cycles per worker, ledger phase wall
+/// time, bare phase wall time). Criterion reports each benchmark from its own
+/// time window; these rounds compare the two sides under the same conditions,
+/// and their median is immune to the occasional multi-second fsync stall that
+/// a shared disk produces.
+static ROUNDS: Mutex<Vec<Round>> = Mutex::new(Vec::new());
 
-/// (store, workers, ledger wall time, bare wall time, cycles per worker and side).
-type PairTotals = (&'static str, u64, Duration, Duration, u64);
+/// One paired round, see [`ROUNDS`].
+type Round = (&'static str, u64, u64, Duration, Duration);
 
-fn record_pair(store: &'static str, workers: u64, ledger: Duration, bare: Duration, cycles: u64) {
-    let mut g = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
-    match g.iter_mut().find(|e| e.0 == store && e.1 == workers) {
-        Some(e) => {
-            e.2 += ledger;
-            e.3 += bare;
-            e.4 += cycles;
-        }
-        None => g.push((store, workers, ledger, bare, cycles)),
-    }
+fn record_round(store: &'static str, workers: u64, cycles: u64, ledger: Duration, bare: Duration) {
+    ROUNDS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((store, workers, cycles, ledger, bare));
 }
 
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Prints, per worker count, the median over rounds of each side's cycles per
+/// second and of the per-round ratio ledger/bare.
 fn print_pairs(store: &'static str) {
-    let g = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
-    for (s, workers, ledger, bare, cycles) in g.iter().filter(|e| e.0 == store) {
-        let rate = |d: &Duration| (*cycles * *workers) as f64 / d.as_secs_f64().max(1e-9);
+    let g = ROUNDS.lock().unwrap_or_else(|e| e.into_inner());
+    for workers in [1, WORKERS] {
+        let rounds: Vec<&Round> = g.iter().filter(|r| r.0 == store && r.1 == workers).collect();
+        let rate = |cycles: u64, d: Duration| (cycles * workers) as f64 / d.as_secs_f64().max(1e-9);
+        let ledger = median(rounds.iter().map(|r| rate(r.2, r.3)).collect());
+        let bare = median(rounds.iter().map(|r| rate(r.2, r.4)).collect());
+        let ratio = median(rounds.iter().map(|r| rate(r.2, r.3) / rate(r.2, r.4)).collect());
+        let cycles: u64 = rounds.iter().map(|r| r.2 * workers).sum();
         println!(
-            "paired {s} workers={workers}: ledger {:.0} cycles/s, bare {:.0} cycles/s, \
-             ledger/bare = {:.2} ({} cycles per side)",
-            rate(ledger),
-            rate(bare),
-            rate(ledger) / rate(bare),
-            cycles * workers
+            "paired {store} workers={workers}: median ledger {ledger:.0} cycles/s, bare {bare:.0} cycles/s, \
+             ledger/bare {ratio:.2} ({} rounds, {cycles} cycles per side)",
+            rounds.len()
         );
     }
 }
@@ -339,17 +345,20 @@ async fn paired(env: Env, iters: u64, workers: u64, side: Side) -> Duration {
         } else {
             [Side::Bare, Side::Ledger]
         };
+        let (mut l, mut b) = (Duration::ZERO, Duration::ZERO);
         for s in order {
             let d = phase(&env, n, workers, s).await;
             match s {
-                Side::Ledger => ledger_time += d,
-                Side::Bare => bare_time += d,
+                Side::Ledger => l = d,
+                Side::Bare => b = d,
             }
         }
+        record_round(env.store, workers, n, l, b);
+        ledger_time += l;
+        bare_time += b;
         done += n;
         round += 1;
     }
-    record_pair(env.store, workers, ledger_time, bare_time, iters);
     match side {
         Side::Ledger => ledger_time,
         Side::Bare => bare_time,
