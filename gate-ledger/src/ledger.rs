@@ -331,7 +331,7 @@ fn fresh_claim(req: &ClaimRequest, attempt: i64, now: Timestamp) -> LedgerRecord
 fn takeover(cur: &LedgerRecord, req: &ClaimRequest, now: Timestamp) -> LedgerRecord {
     LedgerRecord {
         state: State::Claimed,
-        attempt: cur.attempt + 1,
+        attempt: cur.attempt.saturating_add(1),
         owner: Some(new_owner()),
         lease_expires_at: Some(now.saturating_add(req.lease)),
         claimed_at: now,
@@ -362,7 +362,7 @@ impl<B: Backend> Core<B> {
                 // Past retention the key is free again (Stripe: a reused key after
                 // pruning is a new request); the attempt keeps counting up so old
                 // leases can never match the new record.
-                let mut new = fresh_claim(req, cur.attempt + 1, now);
+                let mut new = fresh_claim(req, cur.attempt.saturating_add(1), now);
                 new.reconciliation = None;
                 if self.backend.replace(&Expect::of(&cur), &new).await? {
                     return Ok(Claim::Acquired(lease_of(&new, req.lease)));

@@ -685,7 +685,7 @@ pub(crate) fn valid_schema_name(s: &str) -> bool {
         && s.len() <= 63
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        && !s.as_bytes()[0].is_ascii_digit()
+        && !s.as_bytes().first().is_some_and(u8::is_ascii_digit)
 }
 
 impl PgBackend {
