@@ -63,6 +63,9 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, UsageError> {
         match command {
             Command::List { store, json } => {
                 let ledger = gate::ledger::open(&store).await?;
+                // A worker that died while dispatched left a lease behind; its
+                // call may have happened, so it belongs in this list.
+                ledger.sweep_expired_leases(ledger.now(), 1000).await?;
                 let records = ledger.list_unresolved(1000).await?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&records)?);

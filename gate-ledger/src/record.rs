@@ -63,7 +63,12 @@ impl FromStr for Resolution {
 }
 
 /// The state of a ledger record (DESIGN.md §3, "Intent keys and the ledger").
+///
+/// In JSON a state is its [`as_str`](State::as_str) name (`outcome_unknown`,
+/// `reconciled_succeeded`), the same name the stores, the decision log and
+/// failure reports use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum State {
     /// A worker holds the lease; nothing has been sent yet.
     Claimed,
@@ -124,6 +129,20 @@ impl State {
     /// ([`State::OutcomeUnknown`] and in-flight records never do).
     pub fn has_retention(self) -> bool {
         self.is_finished() || self.is_rerunnable()
+    }
+}
+
+impl From<State> for &'static str {
+    fn from(state: State) -> Self {
+        state.as_str()
+    }
+}
+
+impl TryFrom<String> for State {
+    type Error = <State as FromStr>::Err;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        name.parse()
     }
 }
 

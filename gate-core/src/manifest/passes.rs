@@ -475,9 +475,8 @@ pub(crate) fn type_arrays_to_any_of(root: &mut Value) -> Result<(), Problem> {
     })
 }
 
-/// Gemini `parameters`: a `null` branch of `anyOf` becomes `nullable: true`;
-/// an `anyOf` left with one branch becomes that branch; an `anyOf` with more
-/// must be the node's only field.
+/// Gemini `parameters`: a `null` branch of `anyOf` becomes `nullable: true`,
+/// and an `anyOf` left with one branch becomes that branch.
 pub(crate) fn any_of_null_to_nullable(root: &mut Value) -> Result<(), Problem> {
     each_object(root, &mut |node, _| {
         let Some(Value::Array(branches)) = node.get("anyOf") else {
@@ -500,15 +499,12 @@ pub(crate) fn any_of_null_to_nullable(root: &mut Value) -> Result<(), Problem> {
             }
             return Ok(());
         }
-        if nullable {
-            for branch in rest.iter_mut() {
-                if let Value::Object(b) = branch {
-                    b.insert("nullable".to_owned(), Value::Bool(true));
-                }
-            }
-        }
-        node.clear();
+        // Several branches stay a union; `isolate_any_of` later moves
+        // `nullable` into them and drops the siblings Gemini refuses.
         node.insert("anyOf".to_owned(), Value::Array(rest));
+        if nullable {
+            node.insert("nullable".to_owned(), Value::Bool(true));
+        }
         Ok(())
     })
 }

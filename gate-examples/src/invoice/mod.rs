@@ -208,6 +208,52 @@ async fn queue(gate: &Gate, run_id: &str) -> Result<Vec<QueueItem>, DemoError> {
         .collect())
 }
 
+/// Plays one conversation in the task `task_id` (under `intent`, if given)
+/// and sums up what it cost.
+#[allow(clippy::too_many_arguments)]
+async fn play(
+    gate: &Gate,
+    model: &ModelChoice,
+    task_id: &str,
+    intent: Option<&str>,
+    name: &str,
+    script: &str,
+    request: &str,
+    observe: &mut (dyn FnMut(&DemoEvent) + Send),
+) -> Result<(agent::Run, ScenarioResult), DemoError> {
+    let model: Arc<dyn ChatModel> = match model {
+        ModelChoice::Scripted => Arc::new(ScriptedModel::parse(script).map_err(err)?),
+        ModelChoice::Model(m) => m.clone(),
+    };
+    let mut task = gate.task_with_id("billing-team", task_id);
+    if let Some(label) = intent {
+        task.intent(label);
+    }
+    let mut on_call = |exchange: &Exchange| {
+        observe(&DemoEvent::Call {
+            scenario: name.to_owned(),
+            exchange: Box::new(exchange.clone()),
+        })
+    };
+    let run = agent::run(
+        &mut task,
+        model.as_ref(),
+        messages(request),
+        AgentLimits::default(),
+        &mut on_call,
+    )
+    .await
+    .map_err(err)?;
+    let result = ScenarioResult {
+        name: name.to_owned(),
+        ending: run.ending.clone(),
+        repair_tokens: task.repair_tokens(),
+        input_tokens: run.input_tokens,
+        output_tokens: run.output_tokens,
+    };
+    Ok((run, result))
+}
+
 /// Plays the four scenarios, calling `observe` for progress.
 pub async fn run_demo(
     options: DemoOptions,
@@ -221,7 +267,6 @@ pub async fn run_demo(
         .build()
         .await
         .map_err(err)?;
-    let limits = AgentLimits::default();
     let mut results = Vec::new();
     let mut queue_after_timeout = Vec::new();
     for (i, scenario) in SCENARIOS.iter().enumerate() {
@@ -233,38 +278,20 @@ pub async fn run_demo(
         for (tool, faults) in scenario.faults {
             backend.plan(tool, faults);
         }
-        let model: Arc<dyn ChatModel> = match &options.model {
-            ModelChoice::Scripted => Arc::new(ScriptedModel::parse(scenario.script).map_err(err)?),
-            ModelChoice::Model(m) => m.clone(),
-        };
         let task_id = format!("{}-{}", options.run_id, scenario.name);
-        let mut task = gate.task_with_id("billing-team", &task_id);
-        if scenario.name == "pay" {
-            task.intent(PAY_INTENT);
-        }
-        let name = scenario.name.to_owned();
-        let mut on_call = |exchange: &Exchange| {
-            observe(&DemoEvent::Call {
-                scenario: name.clone(),
-                exchange: Box::new(exchange.clone()),
-            })
-        };
-        let run = agent::run(
-            &mut task,
-            model.as_ref(),
-            messages(scenario.request),
-            limits,
-            &mut on_call,
+        let intent = (scenario.name == "pay").then_some(PAY_INTENT);
+        let (run, result) = play(
+            &gate,
+            &options.model,
+            &task_id,
+            intent,
+            scenario.name,
+            scenario.script,
+            scenario.request,
+            observe,
         )
-        .await
-        .map_err(err)?;
-        results.push(ScenarioResult {
-            name: name.clone(),
-            ending: run.ending.clone(),
-            repair_tokens: task.repair_tokens(),
-            input_tokens: run.input_tokens,
-            output_tokens: run.output_tokens,
-        });
+        .await?;
+        results.push(result);
         if scenario.name != "pay" {
             continue;
         }
@@ -305,35 +332,19 @@ pub async fn run_demo(
         });
 
         // The same task and intent run again (a retry by the user, a restart).
-        let model: Arc<dyn ChatModel> = match &options.model {
-            ModelChoice::Scripted => Arc::new(ScriptedModel::parse(SECOND_RUN).map_err(err)?),
-            ModelChoice::Model(m) => m.clone(),
-        };
-        let mut again = gate.task_with_id("billing-team", &task_id);
-        again.intent(PAY_INTENT);
         let name = format!("{}-again", scenario.name);
-        let mut on_call = |exchange: &Exchange| {
-            observe(&DemoEvent::Call {
-                scenario: name.clone(),
-                exchange: Box::new(exchange.clone()),
-            })
-        };
-        let run = agent::run(
-            &mut again,
-            model.as_ref(),
-            messages(scenario.request),
-            limits,
-            &mut on_call,
+        let (_, result) = play(
+            &gate,
+            &options.model,
+            &task_id,
+            intent,
+            &name,
+            SECOND_RUN,
+            scenario.request,
+            observe,
         )
-        .await
-        .map_err(err)?;
-        results.push(ScenarioResult {
-            name: format!("{}-again", scenario.name),
-            ending: run.ending,
-            repair_tokens: again.repair_tokens(),
-            input_tokens: run.input_tokens,
-            output_tokens: run.output_tokens,
-        });
+        .await?;
+        results.push(result);
     }
     let queue_at_end = queue(&gate, &options.run_id).await?;
     Ok(DemoReport {
