@@ -88,6 +88,7 @@ impl Svc {
         self.0.refunds.fetch_add(1, Ordering::SeqCst);
         match self.0.next() {
             "timeout" => Err(ToolError::Timeout),
+            "panic" => panic!("refund exploded"),
             _ => Ok(json!({"refunded": charge})),
         }
     }
@@ -393,6 +394,35 @@ async fn a_panicking_tool_fails_the_task_and_the_process_goes_on() {
         other.handle(call("c2", "list_customers", "{}")).await,
         Step::Return(_)
     ));
+}
+
+#[tokio::test]
+async fn a_crashed_idempotent_tool_is_left_retryable_in_the_ledger_and_the_report() {
+    let (backend, gate) = setup().await;
+    let mut task = gate.task("u1");
+    script(&backend, &["panic"]);
+    let args = r#"{"charge": "ch_9"}"#;
+    let step = task.handle(call("c1", "refund", args)).await;
+    let Step::Fail(report) = &step else { panic!("{step:?}") };
+    assert_eq!(report.reason, FailReason::Internal);
+    assert_eq!(report.ledger_state.as_deref(), Some("failed_retryable"));
+    let key = report.intent_key.clone().unwrap();
+    let record = gate.ledger().get("u1", &key).await.unwrap().unwrap();
+    assert_eq!(
+        record.state.as_str(),
+        "failed_retryable",
+        "the ledger agrees with the report"
+    );
+    let mut again = gate.task_with_id("u1", task.id());
+    assert!(matches!(
+        again.handle(call("c2", "refund", args)).await,
+        Step::Return(_)
+    ));
+    assert_eq!(
+        backend.refunds.load(Ordering::SeqCst),
+        2,
+        "safe to run again, so it ran again"
+    );
 }
 
 #[tokio::test]

@@ -510,7 +510,8 @@ impl Task {
                 budget: BudgetVerdict::OPEN,
             };
             let (decision, delay) = self.authorize(situation, &feedback, pushback);
-            self.settle_ledger(&gate, lease.as_ref(), class, ambiguity, &decision, &error, &error_text)
+            let outcome = ledger_outcome(class, ambiguity, decision, spec.effects().is_idempotent());
+            self.settle_ledger(&gate, lease.as_ref(), outcome, &error, &error_text)
                 .await;
             match decision {
                 Decision::RetryInternally => {
@@ -555,7 +556,7 @@ impl Task {
                     return step;
                 }
                 Decision::Fail(reason) => {
-                    let state = ledger_state_after(lease.as_ref(), class, ambiguity, spec.effects().is_idempotent());
+                    let state = lease.as_ref().map(|_| outcome);
                     let step = self.fail(
                         &call,
                         &call_fp,
@@ -628,41 +629,28 @@ impl Task {
     }
 
     /// Records in the ledger what the decision means for the intent.
-    #[allow(clippy::too_many_arguments)]
     async fn settle_ledger(
         &self,
         gate: &Gate,
         lease: Option<&Lease>,
-        class: FailureClass,
-        ambiguity: Option<Ambiguity>,
-        decision: &Decision,
+        state: State,
         error: &ToolError,
         error_text: &str,
     ) {
         let Some(lease) = lease else { return };
-        let ledger = &gate.inner.ledger;
-        let finish = match (class, decision) {
-            (FailureClass::Definitive, _) => Finish::FailedPermanent {
+        let finish = match state {
+            State::FailedPermanent => Finish::FailedPermanent {
                 body: json!({"error": error_text}),
                 error: error_text.to_owned(),
             },
-            (_, Decision::RetryInternally | Decision::RetryWithCorrection(_)) => Finish::FailedRetryable {
+            State::FailedRetryable => Finish::FailedRetryable {
                 error: error_text.to_owned(),
             },
-            (FailureClass::Transient, _) => Finish::FailedRetryable {
-                error: error_text.to_owned(),
-            },
-            (FailureClass::Ambiguous, _) if ambiguity != Some(Ambiguity::Unreadable) => Finish::FailedPermanent {
-                body: json!({"error": error_text}),
-                error: error_text.to_owned(),
-            },
-            // Timeouts, lost connections after sending, unreadable answers and
-            // crashes while dispatched: the effect may have happened.
             _ => Finish::OutcomeUnknown {
                 error: operator_cause(error, error_text),
             },
         };
-        if let Err(e) = ledger.finish(lease, finish).await {
+        if let Err(e) = gate.inner.ledger.finish(lease, finish).await {
             tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "ledger transition refused");
         }
     }
@@ -876,21 +864,21 @@ fn ledger_fail_reason(error: &LedgerError) -> FailReason {
     }
 }
 
-/// The ledger state a failed intent is left in, for the report.
-fn ledger_state_after(
-    lease: Option<&Lease>,
-    class: FailureClass,
-    ambiguity: Option<Ambiguity>,
-    idempotent: bool,
-) -> Option<State> {
-    lease?;
-    Some(match class {
-        FailureClass::Definitive => State::FailedPermanent,
-        FailureClass::Transient => State::FailedRetryable,
-        FailureClass::Ambiguous if ambiguity != Some(Ambiguity::Unreadable) => State::FailedPermanent,
+/// The state a failed call leaves its intent in. One function, so that the
+/// ledger and the failure report can never disagree.
+fn ledger_outcome(class: FailureClass, ambiguity: Option<Ambiguity>, decision: Decision, idempotent: bool) -> State {
+    match (class, decision) {
+        (FailureClass::Definitive, _) => State::FailedPermanent,
+        // Nothing happened, or the tool is safe to run again: a new attempt may take it.
+        (_, Decision::RetryInternally | Decision::RetryWithCorrection(_)) | (FailureClass::Transient, _) => {
+            State::FailedRetryable
+        }
+        (FailureClass::Ambiguous, _) if ambiguity != Some(Ambiguity::Unreadable) => State::FailedPermanent,
         _ if idempotent => State::FailedRetryable,
+        // Timeouts, lost connections after sending, unreadable answers and
+        // crashes while dispatched: the effect may have happened.
         _ => State::OutcomeUnknown,
-    })
+    }
 }
 
 /// The correction for an ambiguous failure: information, not "try again".
