@@ -431,7 +431,7 @@ impl Task {
         let Some(tool) = gate.inner.toolbox.get(&call.name).cloned() else {
             let names = gate.inner.toolbox.names();
             let message = gate_validate::unknown_tool(&call.name, &names).message();
-            return self.structural(&call, &call_fp, message, None).await;
+            return self.structural(&call, &call_fp, message, false).await;
         };
 
         // 2. The arguments must satisfy the schema.
@@ -440,7 +440,7 @@ impl Task {
             Ok(args) => args.into_owned(),
             Err(rejection) => {
                 let message = rejection.message(&call.name);
-                return self.structural(&call, &call_fp, message, None).await;
+                return self.structural(&call, &call_fp, message, false).await;
             }
         };
         let args: Value = serde_json::from_str(&arguments).unwrap_or(Value::Null);
@@ -456,7 +456,7 @@ impl Task {
                 "This exact call to `{}` already failed in this task and was not run again. Follow the correction you were given: change the arguments or call the tool it named.",
                 call.name
             );
-            return self.structural(&call, &call_fp, message, Some(true)).await;
+            return self.structural(&call, &call_fp, message, true).await;
         }
 
         // 4. Run, retrying internally while the policy says so.
@@ -668,11 +668,11 @@ impl Task {
 
     /// A structural failure (unknown tool, invalid arguments, or a repeated
     /// failed call): reject or fail, as the policy says.
-    async fn structural(&mut self, call: &ToolCall, call_fp: &str, message: String, repeat: Option<bool>) -> Step {
+    async fn structural(&mut self, call: &ToolCall, call_fp: &str, message: String, repeat: bool) -> Step {
         let gate = self.gate.clone();
         let message_hash = sha256_hex(&message);
         let mut history = self.history(call_fp);
-        history.repeats_failed_call = repeat.unwrap_or(false);
+        history.repeats_failed_call = repeat;
         history.same_rejection_before = self.state.rejected.contains(&message_hash);
         let situation = Situation {
             effects: crate::Effects::new(),
