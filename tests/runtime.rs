@@ -335,6 +335,9 @@ async fn an_idempotent_tool_that_timed_out_is_retried_with_the_same_key() {
     assert!(matches!(step, Step::Return(_)), "{step:?}");
     assert_eq!(backend.refunds.load(Ordering::SeqCst), 2);
     assert_eq!(task.repairs(), 1);
+    // The model's next turn is ordinary work, not the repair of an internal retry.
+    task.record_usage(5_000, 100);
+    assert_eq!(task.repair_tokens(), 0);
 }
 
 #[tokio::test(start_paused = true)]

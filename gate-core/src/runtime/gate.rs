@@ -408,7 +408,15 @@ impl Task {
             other => return (other, Duration::ZERO),
         };
         match granted {
-            Ok(grant) => (wanted, grant.delay),
+            Ok(grant) => {
+                if wanted == Decision::RetryInternally {
+                    // No model turn follows an internal retry: settle its
+                    // (zero) charge now, or the next turn's usage would be
+                    // booked as repair.
+                    self.budget.record_usage(0, 0);
+                }
+                (wanted, grant.delay)
+            }
             Err(refusal) => (
                 decide(&Situation {
                     budget: closed(&refusal),
