@@ -433,12 +433,12 @@ impl Task {
         self.state.last_retries.clear();
         self.grow_context(&call.arguments);
         let gate = self.gate.clone();
-        let call_fp = sha256_hex(&format!("{}\u{0}{}", call.name, canonical_or_raw(&call.arguments)));
 
         // 1. The tool must exist; near misses are never executed.
         let Some(tool) = gate.inner.toolbox.get(&call.name).cloned() else {
             let names = gate.inner.toolbox.names();
             let message = gate_validate::unknown_tool(&call.name, &names).message();
+            let call_fp = call_fingerprint(&call.name, &canonical_or_raw(&call.arguments));
             return self.structural(&call, &call_fp, message, false).await;
         };
 
@@ -448,10 +448,12 @@ impl Task {
             Ok(args) => args.into_owned(),
             Err(rejection) => {
                 let message = rejection.message(&call.name);
+                let call_fp = call_fingerprint(&call.name, &canonical_or_raw(&call.arguments));
                 return self.structural(&call, &call_fp, message, false).await;
             }
         };
         let args: Value = serde_json::from_str(&arguments).unwrap_or(Value::Null);
+        let call_fp = call_fingerprint(&call.name, &gate_ledger::canonical_json(&args));
         let spec = tool.spec();
         let key_fp = gate_ledger::fingerprint(&key_arguments(&args, spec.key_args()));
         let intent_key = self
@@ -838,6 +840,12 @@ fn key_arguments(args: &Value, key_args: &[String]) -> Value {
     )
 }
 
+/// The identity of a call for rules 1 and 3: the tool and its canonical arguments.
+fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
+    sha256_hex(&format!("{tool}\u{0}{canonical_arguments}"))
+}
+
+/// Canonical JSON of arguments that parse, the raw text of those that do not.
 fn canonical_or_raw(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(v) => gate_ledger::canonical_json(&v),
