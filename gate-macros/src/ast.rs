@@ -39,12 +39,9 @@ pub(crate) enum ParamKind {
 pub(crate) enum Output<'a> {
     /// `-> T` (including no return type: `()`).
     Value(Option<&'a Type>),
-    /// `-> Result<T, E>` with both parts visible.
-    Result {
-        ok: &'a Type,
-        err: &'a Type,
-        whole: &'a Type,
-    },
+    /// `-> Result<T, E>` with both parts visible: converted by
+    /// `result_into`, whose bounds name `T` and `E` in errors.
+    Result(&'a Type),
     /// `-> io::Result<T>` and other aliases: checked as a whole.
     ResultAlias(&'a Type),
 }
@@ -189,7 +186,7 @@ fn output_of(output: &ReturnType) -> Output<'_> {
                 })
                 .collect();
             match types.as_slice() {
-                [ok, err] => Output::Result { ok, err, whole: ty },
+                [_, _] => Output::Result(ty),
                 _ => Output::ResultAlias(ty),
             }
         }

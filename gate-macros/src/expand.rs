@@ -350,20 +350,18 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
     let convert = match &model.output {
         Output::Value(None) => quote!(::gate::__private::ToolOutput::into_output(__ret)),
         Output::Value(Some(ty)) => quote_spanned!(ty.span()=> ::gate::__private::ToolOutput::into_output(__ret)),
-        Output::Result { ok, err, whole } => {
-            let _ = (ok, err);
-            quote_spanned!(whole.span()=> ::gate::__private::result_into(__ret))
-        }
+        Output::Result(whole) => quote_spanned!(whole.span()=> ::gate::__private::result_into(__ret)),
         Output::ResultAlias(ty) => quote_spanned!(ty.span()=> ::gate::__private::ToolResult::into_result(__ret)),
     };
     let display = match target {
         Target::Free { ident, .. } => ident.unraw().to_string(),
         Target::Method { type_ident, ident, .. } => format!("{}::{}", type_ident.unraw(), ident.unraw()),
     };
-    let (vis, tool_struct) = match target {
-        Target::Free { vis, .. } => (quote!(#vis), quote!(#vis struct #tool_ident;)),
-        Target::Method { self_ty, .. } => (quote!(), quote!(struct #tool_ident(::std::sync::Arc<#self_ty>);)),
+    let vis = match target {
+        Target::Free { vis, .. } => quote!(#vis),
+        Target::Method { .. } => quote!(),
     };
+    let tool_struct = tool_struct_decl(target, &tool_ident);
 
     quote! {
         #[doc(hidden)]
@@ -426,16 +424,21 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
     }
 }
 
+/// The hidden struct a tool is: a unit struct with the function's visibility
+/// for free functions, a private wrapper of the shared `self` for methods.
+fn tool_struct_decl(target: &Target<'_>, tool_ident: &Ident) -> TokenStream {
+    match target {
+        Target::Free { vis, .. } => quote!(#vis struct #tool_ident;),
+        Target::Method { self_ty, .. } => quote!(struct #tool_ident(::std::sync::Arc<#self_ty>);),
+    }
+}
+
 /// What is emitted when the tool has errors: the names `toolbox!` and
 /// `#[tools]` refer to still exist, so one mistake stays one error.
 fn fallback(target: &Target<'_>, attrs: &ToolAttrs) -> TokenStream {
     let tool_ident = tool_struct_ident(target);
     let name = tool_name(attrs, target);
-    let (vis, tool_struct) = match target {
-        Target::Free { vis, .. } => (quote!(#vis), quote!(#vis struct #tool_ident;)),
-        Target::Method { self_ty, .. } => (quote!(), quote!(struct #tool_ident(::std::sync::Arc<#self_ty>);)),
-    };
-    let _ = vis;
+    let tool_struct = tool_struct_decl(target, &tool_ident);
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
