@@ -142,7 +142,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                 Step::Return(out) if out.is_error => "definitive",
                 Step::Return(_) => "none",
             };
-            let spent = task.repair_tokens() - before;
+            let spent = task.repair_tokens().saturating_sub(before);
             if args.json {
                 println!("{}", json!({"call_id": id, "tool": name, "class": class, "decision": step.action(), "repair_tokens": spent, "text": step.model_text()}));
             } else {
