@@ -9,6 +9,8 @@
 //! workspace's tests; an idle machine finishes in about 12 s. A quadratic
 //! path on 10 MB would take hours, so the bound still tells the two apart.
 
+#[path = "support/shapes.rs"]
+mod shapes;
 use gate_sanitize::Sanitizer;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -18,53 +20,12 @@ const MB: usize = 1024 * 1024;
 /// Generous: see the module comment.
 const BOUND: Duration = Duration::from_secs(120);
 
-/// Repeats `unit` up to `len` bytes.
-fn fill(unit: &str, len: usize) -> String {
-    let mut s = unit.repeat(len / unit.len() + 1);
-    s.truncate(len);
-    while !s.is_char_boundary(s.len()) {
-        s.pop();
-    }
-    s
-}
-
 fn adversarial(total: usize) -> String {
-    let shapes = [
-        "AKIA",
-        "ghp_",
-        "pypi-AgEIcHlwaS5vcmc",
-        "-----BEGIN RSA PRIVATE KEY-----",
-        "a.local.-",
-        "::",
-        "fd",
-        "10.",
-        "1.10.0.",
-        "://",
-        "eyJ",
-        "password=",
-        "key=key=",
-        "ignore ",
-        "system:",
-        "  at x(",
-        "\n\tat a.B(C.java:1)",
-        "\n  File \"x.py\", line 1",
-        "x",
-        "Authorization: Bearer ",
-        "sig=",
-        "-us",
-        ":AA",
-        "Q~",
-        "eyJ-",
-        "ya29.-",
-        "sk-",
-        "password=$",
-        "://a:",
-        "x-api-key: ",
-    ];
+    let shapes = shapes::SHAPES;
     let per = total / shapes.len();
     let mut s = String::with_capacity(total + 64);
     for shape in shapes {
-        s.push_str(&fill(shape, per));
+        s.push_str(&shapes::fill(shape, per));
         s.push('\n');
     }
     s
@@ -92,7 +53,7 @@ fn one_huge_line_and_one_huge_trace_are_linear() {
     let mut input = String::from("java.lang.IllegalStateException: boom\n");
     input.push_str(&"\tat com.acme.A.b(A.java:1)\n".repeat(3 * MB / 27));
     input.push_str("after\n");
-    input.push_str(&fill("word 10.0.0.1 ", 3 * MB));
+    input.push_str(&shapes::fill("word 10.0.0.1 ", 3 * MB));
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let out = Sanitizer::default().sanitize(&input);
