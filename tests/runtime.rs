@@ -510,6 +510,11 @@ async fn every_decision_is_logged_to_the_store_and_to_extra_sinks() {
     }
     let stored = gate.ledger().list_decisions(&Default::default()).await.unwrap();
     assert_eq!(stored.len(), 2);
+    // Records carry what each decision spent, so they sum to the task's total.
+    assert!(stored[0].repair_tokens > 0);
+    assert_eq!(stored[1].repair_tokens, 0, "a successful call spends no repair tokens");
+    let summed: i64 = stored.iter().map(|r| r.repair_tokens).sum();
+    assert_eq!(summed, task.repair_tokens() as i64);
 }
 
 #[tokio::test]

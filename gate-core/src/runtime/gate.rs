@@ -281,6 +281,9 @@ struct TaskState {
     rejections: u32,
     corrections_in_step: u32,
     last_retries: Vec<Feedback>,
+    /// The task's totals at its last decision record.
+    logged_repair_tokens: i64,
+    logged_latency_ms: i64,
     context_tokens: u64,
     usage_reported: bool,
 }
@@ -802,7 +805,15 @@ impl Task {
             .text
     }
 
-    async fn log(&self, call: &ToolCall, class: &str, step: &Step, attempt: i64, intent_key: Option<&str>) {
+    /// Logs one decision. Tokens and latency are what this decision spent
+    /// (since the previous record of the task), so sums over records are
+    /// exact; when the provider's real usage replaced an estimate in between,
+    /// the difference (possibly negative) lands on this record.
+    async fn log(&mut self, call: &ToolCall, class: &str, step: &Step, attempt: i64, intent_key: Option<&str>) {
+        let tokens = self.repair_tokens() as i64;
+        let latency_ms = self.latency_added().as_millis() as i64;
+        let spent_tokens = tokens - std::mem::replace(&mut self.state.logged_repair_tokens, tokens);
+        let added_ms = latency_ms - std::mem::replace(&mut self.state.logged_latency_ms, latency_ms);
         let gate = &self.gate;
         let record = DecisionRecord {
             at: gate.inner.ledger.now(),
@@ -814,8 +825,8 @@ impl Task {
             action: step.action().to_owned(),
             attempt,
             attempts_used: i64::from(self.repairs()),
-            repair_tokens: self.repair_tokens() as i64,
-            latency_added_ms: self.latency_added().as_millis() as i64,
+            repair_tokens: spent_tokens,
+            latency_added_ms: added_ms,
             message_hash: sha256_hex(step.model_text()),
             intent_key: intent_key.map(str::to_owned),
         };
