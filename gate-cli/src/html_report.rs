@@ -285,20 +285,35 @@ impl Followups {
 
 /// Scans each task backwards, remembering per tool the action of the nearest
 /// later decision, so the whole log is one pass.
+///
+/// A rejected name that never ran anywhere in the log is a hallucinated tool
+/// name: the model fixes it by calling a *different* (the real) tool, so its
+/// follow-up is the task's next decision, whatever its tool.
 fn rejection_followups(sorted: &[&DecisionRecord]) -> Followups {
     let mut by_task: HashMap<&str, Vec<&DecisionRecord>> = HashMap::new();
     for r in sorted {
         by_task.entry(r.task_id.as_str()).or_default().push(r);
     }
+    let ran: BTreeSet<&str> = sorted
+        .iter()
+        .filter(|r| !is(&r.action, "reject"))
+        .map(|r| r.tool.as_str())
+        .collect();
     let mut out = Followups {
         by_tool: BTreeMap::new(),
         total: [0; 4],
     };
     for decisions in by_task.values() {
         let mut next_action: HashMap<&str, &str> = HashMap::new();
+        let mut next_in_task: Option<&str> = None;
         for r in decisions.iter().rev() {
             if is(&r.action, "reject") {
-                let follow = match next_action.get(r.tool.as_str()) {
+                let next = if ran.contains(r.tool.as_str()) {
+                    next_action.get(r.tool.as_str()).copied()
+                } else {
+                    next_in_task
+                };
+                let follow = match next {
                     None => FollowUp::Nothing,
                     Some(a) if is(a, "return") || is(a, "retry") => FollowUp::Valid,
                     Some(a) if is(a, "reject") => FollowUp::RejectedAgain,
@@ -309,6 +324,7 @@ fn rejection_followups(sorted: &[&DecisionRecord]) -> Followups {
                 out.total[slot] += 1;
             }
             next_action.insert(r.tool.as_str(), r.action.as_str());
+            next_in_task = Some(r.action.as_str());
         }
     }
     out
@@ -710,8 +726,9 @@ fn rejection_section(page: &mut String, records: &[DecisionRecord], followups: &
     let _ = writeln!(
         page,
         "<p class=\"note\">Share of rejections whose next call of the same tool in the same task passed \
-         validation (was returned or retried): {valid} of {rejections}. A high share means the rejection \
-         messages are actionable.</p>"
+         validation (was returned or retried): {valid} of {rejections}; for a tool name that never ran (a \
+         hallucinated name), the task's next call counts. A high share means the rejection messages are \
+         actionable.</p>"
     );
     let ledger = DecisionReport::from_records(records);
     let _ = writeln!(

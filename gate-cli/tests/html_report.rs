@@ -179,6 +179,26 @@ fn rejection_rate_counts_the_next_call_of_the_same_tool_in_the_same_task() {
 }
 
 #[test]
+fn a_hallucinated_tool_name_is_fixed_by_the_tasks_next_call() {
+    let records = vec![
+        // `fetch_invoice` never ran anywhere: the model fixed it by calling the real tool.
+        record(T0, "A", "u", "fetch_invoice", "structural", "reject", 10),
+        record(T0 + 1, "A", "u", "get_invoice", "none", "return", 0),
+        // Here the next call after the hallucinated name is rejected too: not valid.
+        record(T0 + 2, "B", "u", "fetch_invoice", "structural", "reject", 10),
+        record(T0 + 3, "B", "u", "get_invoice", "structural", "reject", 10),
+        // A real tool that ran elsewhere keeps the same-tool rule: `get_invoice`
+        // is never called again in B, so its rejection is not valid either.
+    ];
+    let page = html_report::render(&records);
+    assert!(
+        page.contains("id=\"rejection-rate\" data-rejections=\"3\" data-valid=\"1\">33.3%<"),
+        "{}",
+        excerpt_around(&page, "rejection-rate")
+    );
+}
+
+#[test]
 fn empty_log_renders_a_page_that_says_so() {
     let page = html_report::render(&[]);
     assert!(page.contains("id=\"empty\""));
