@@ -257,26 +257,7 @@ fn fixed_validators() -> &'static [Validator] {
             json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#"}}, {"type": "object", "additionalProperties": {"$ref": "#"}}]}),
             json!({"type": "array", "uniqueItems": true, "items": {"enum": [1, "a", null, [1], {"a": 1}]}}),
             // The fuzz target's main schema: every keyword family at once.
-            json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "minLength": 1, "pattern": "^[a-z_]+$"},
-                    "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
-                    "f": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
-                    "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 4},
-                    "opt": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
-                    "kind": {"oneOf": [
-                        {"type": "object", "properties": {"t": {"const": "x"}, "v": {"type": "boolean"}}, "required": ["t", "v"]},
-                        {"type": "object", "properties": {"t": {"const": "y"}}, "required": ["t"]}
-                    ]},
-                    "flag": {"type": "boolean", "default": false},
-                    "map": {"type": "object", "additionalProperties": {"type": "integer"}},
-                    "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}
-                },
-                "required": ["id"],
-                "additionalProperties": false,
-                "$defs": {"Inner": {"type": "object", "properties": {"next": {"$ref": "#"}}}}
-            }),
+            serde_json::from_str(include_str!("support/every_keyword.json")).unwrap(),
             json!({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "minProperties": 1, "not": {"required": ["bad"]}}),
         ]
         .iter()

@@ -12,26 +12,7 @@ use serde_json::json;
 static VALIDATORS: LazyLock<Vec<Validator>> = LazyLock::new(|| {
     [
         json!(true),
-        json!({
-            "type": "object",
-            "properties": {
-                "id": {"type": "string", "minLength": 1, "pattern": "^[a-z_]+$"},
-                "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
-                "f": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
-                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 4},
-                "opt": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
-                "kind": {"oneOf": [
-                    {"type": "object", "properties": {"t": {"const": "x"}, "v": {"type": "boolean"}}, "required": ["t", "v"]},
-                    {"type": "object", "properties": {"t": {"const": "y"}}, "required": ["t"]}
-                ]},
-                "flag": {"type": "boolean", "default": false},
-                "map": {"type": "object", "additionalProperties": {"type": "integer"}},
-                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}
-            },
-            "required": ["id"],
-            "additionalProperties": false,
-            "$defs": {"Inner": {"type": "object", "properties": {"next": {"$ref": "#"}}}}
-        }),
+        serde_json::from_str(include_str!("../../tests/support/every_keyword.json")).expect("every_keyword.json is JSON"),
         json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#"}}, {"type": "object", "additionalProperties": {"$ref": "#"}}]}),
         json!({"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "minProperties": 1, "not": {"required": ["bad"]}}),
     ]
