@@ -69,9 +69,9 @@ pub use gate_macros::tool;
 ///
 /// Methods take `&self`; the toolbox keeps `self` in an `Arc`.
 ///
-/// DESIGN.md names this attribute `#[toolbox]`. Rust has one namespace for
-/// attribute and function-like macros (and `macro_rules!` attributes are
-/// unstable), so `#[toolbox]` and `toolbox![...]` cannot both exist; the
+/// Why not `#[toolbox]`: Rust has one namespace for attribute and
+/// function-like macros (and `macro_rules!` attributes are unstable), so an
+/// attribute `#[toolbox]` and `toolbox![...]` cannot both exist; the
 /// attribute is `#[tools]`.
 pub use gate_macros::tools;
 

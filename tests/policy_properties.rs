@@ -1,13 +1,15 @@
 //! Properties of the policy over random call sequences, driven through the
 //! real runtime: whatever the model sends and however the tools fail, gate
 //! never retries an unsafe tool whose outcome is unknown, never gives the same
-//! rejection twice, never repairs beyond the budget, and never overdraws a
-//! user's repair-token window.
+//! rejection twice in a repair episode, never repairs beyond the budget,
+//! never runs anything in a task after it failed (resumed or not), and never
+//! overdraws a user's repair-token window.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use gate::runtime::FailReason;
 use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -81,13 +83,14 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
     fn unsafe_tools_never_rerun_after_an_unknown_outcome_and_rules_hold(
-        calls in prop::collection::vec(model_call(), 1..12),
+        calls in prop::collection::vec(model_call(), 1..16),
         failures in prop::collection::vec(0u8..6, 0..16),
         max_repairs in 0u32..=4,
+        resumes in prop::collection::vec(any::<bool>(), 16),
     ) {
         runtime().block_on(async {
             let charges = Arc::new(Flaky::default());
@@ -97,17 +100,33 @@ proptest! {
             let budget = Budget::default().with_max_repairs(max_repairs).unwrap();
             let gate = Gate::builder(Tools(charges.clone(), searches.clone()).into_toolbox())
                 .store("memory:").budget(budget).seed(1).build().await.unwrap();
-            let mut task = gate.task("user");
-            let mut rejections = HashSet::new();
+            let mut task = gate.task_with_id("user", "task-1");
+            let mut episode = HashSet::new();
+            let mut failed = false;
+            let runs = || charges.runs.load(Ordering::SeqCst) + searches.runs.load(Ordering::SeqCst);
             for (i, c) in calls.into_iter().enumerate() {
+                if resumes[i] {
+                    // Another worker (or this one after a restart) picks the task up.
+                    task = gate.task_with_id("user", "task-1");
+                }
+                let before = runs();
                 let step = task.handle(render(i, c)).await;
-                if let Step::Reject(f) = &step {
-                    prop_assert!(rejections.insert(f.text.clone()), "the same rejection twice: {}", f.text);
+                if failed {
+                    // Rule 7: a failed task runs nothing more.
+                    let reason = match &step { Step::Fail(r) => Some(r.reason), _ => None };
+                    prop_assert_eq!(reason, Some(FailReason::TaskFailed), "after a Fail: {:?}", step);
+                    prop_assert_eq!(runs(), before, "a tool ran in a failed task");
+                    continue;
+                }
+                match &step {
+                    Step::Reject(f) => {
+                        prop_assert!(episode.insert(f.text.clone()), "the same rejection twice in one episode: {}", f.text);
+                    }
+                    Step::Return(out) if !out.is_error => episode.clear(),
+                    Step::Fail(_) => failed = true,
+                    _ => {}
                 }
                 prop_assert!(task.repairs() <= max_repairs, "{} repairs > budget {max_repairs}", task.repairs());
-                if step.is_fail() {
-                    break;
-                }
             }
             // The non-idempotent tool never ran again with arguments whose
             // earlier run timed out (1) or lost the connection after sending (2).
@@ -173,7 +192,7 @@ fn the_user_window_is_never_overdrawn_under_64_concurrent_tasks() {
             let gate = gate.clone();
             handles.push(tokio::spawn(async move {
                 let mut task = gate.task("same-user");
-                task.record_usage(700, 0);
+                task.record_usage(700, 0).await;
                 let step = task
                     .handle(ToolCall::new(format!("c{i}"), "search", r#"{"query": 5}"#))
                     .await;

@@ -1,11 +1,12 @@
-//! The runtime end to end: every decision path of DESIGN.md §3, driven
+//! The runtime end to end: every decision path of the policy, driven
 //! through `Gate`/`Task` with macro tools and the in-memory ledger.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::runtime::{FailReason, JsonLinesSink};
+use gate::ledger::State;
+use gate::runtime::{Ambiguity, FailReason, JsonLinesSink};
 use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -201,7 +202,7 @@ async fn an_empty_read_is_retried_once_with_the_widen_hint_and_an_unchanged_rese
     let Step::Retry(feedback) = &step else {
         panic!("{step:?}")
     };
-    assert_eq!(feedback.class, FailureClass::Ambiguous);
+    assert_eq!(feedback.class, FailureClass::Ambiguous(Ambiguity::NothingFound));
     assert!(
         step.model_text().contains("search by the email's domain"),
         "{}",
@@ -268,7 +269,7 @@ async fn an_ambiguous_failure_of_a_write_is_not_retried() {
         .await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
     assert_eq!(report.reason, FailReason::UnsafeToRetry);
-    assert_eq!(report.ledger_state.as_deref(), Some("failed_permanent"));
+    assert_eq!(report.ledger_state, Some(State::FailedPermanent));
 }
 
 #[tokio::test]
@@ -283,7 +284,7 @@ async fn a_charge_that_timed_out_is_failed_queued_and_never_run_again() {
     let Step::Fail(report) = &step else { panic!("{step:?}") };
     assert_eq!(report.reason, FailReason::OutcomeUnknown);
     assert_eq!(report.intent_key.as_deref(), Some(key.as_str()));
-    assert_eq!(report.ledger_state.as_deref(), Some("outcome_unknown"));
+    assert_eq!(report.ledger_state, Some(State::OutcomeUnknown));
     assert!(
         report.next_check.contains("gate reconcile resolve"),
         "{}",
@@ -294,18 +295,28 @@ async fn a_charge_that_timed_out_is_failed_queued_and_never_run_again() {
         "{}",
         step.model_text()
     );
-    let unresolved = gate.ledger().list_unresolved(10).await.unwrap();
+    let unresolved = gate.store().list_unresolved(10).await.unwrap();
     assert!(unresolved.iter().any(|r| r.key == key), "queued for reconciliation");
 
-    // The model (or a restarted task) tries the same intent again: refused, not run.
+    // The model (or a restarted task) tries again: the task is with a person.
     let mut resumed = gate.task_with_id("u1", task.id());
     resumed.intent("pay INV-42");
     let again = resumed.handle(call("c2", "charge_card", args)).await;
     let Step::Fail(report) = &again else {
         panic!("{again:?}")
     };
-    assert_eq!(report.reason, FailReason::OutcomeUnknown);
-    assert_eq!(backend.charges.load(Ordering::SeqCst), 1, "exactly one charge");
+    assert_eq!(report.reason, FailReason::TaskFailed);
+    // Another task of the user with the same intent key finds the intent unknown.
+    let mut other = gate.task_with_id("u1", "other-task");
+    let other_step = other
+        .handle(call(
+            "c3",
+            "charge_card",
+            r#"{"customer_id": "cus_2", "amount_cents": 500}"#,
+        ))
+        .await;
+    assert!(matches!(other_step, Step::Return(_)), "{other_step:?}");
+    assert_eq!(backend.charges.load(Ordering::SeqCst), 2, "the failed intent ran once");
 }
 
 #[tokio::test]
@@ -336,7 +347,7 @@ async fn an_idempotent_tool_that_timed_out_is_retried_with_the_same_key() {
     assert_eq!(backend.refunds.load(Ordering::SeqCst), 2);
     assert_eq!(task.repairs(), 1);
     // The model's next turn is ordinary work, not the repair of an internal retry.
-    task.record_usage(5_000, 100);
+    task.record_usage(5_000, 100).await;
     assert_eq!(task.repair_tokens(), 0);
 }
 
@@ -388,8 +399,8 @@ async fn a_panicking_tool_fails_the_task_and_the_process_goes_on() {
         "the panic message stays in operator logs"
     );
     assert_eq!(
-        report.ledger_state.as_deref(),
-        Some("outcome_unknown"),
+        report.ledger_state,
+        Some(State::OutcomeUnknown),
         "a crash while dispatched"
     );
     let mut other = gate.task("u2");
@@ -408,14 +419,16 @@ async fn a_crashed_idempotent_tool_is_left_retryable_in_the_ledger_and_the_repor
     let step = task.handle(call("c1", "refund", args)).await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
     assert_eq!(report.reason, FailReason::Internal);
-    assert_eq!(report.ledger_state.as_deref(), Some("failed_retryable"));
+    assert_eq!(report.ledger_state, Some(State::FailedRetryable));
     let key = report.intent_key.clone().unwrap();
-    let record = gate.ledger().get("u1", &key).await.unwrap().unwrap();
+    let record = gate.store().get("u1", &key).await.unwrap().unwrap();
     assert_eq!(
-        record.state.as_str(),
-        "failed_retryable",
+        record.state,
+        State::FailedRetryable,
         "the ledger agrees with the report"
     );
+    // The task is with a person; once they reopen it, the refund may run again.
+    gate.store().reopen_task("u1", task.id()).await.unwrap();
     let mut again = gate.task_with_id("u1", task.id());
     assert!(matches!(
         again.handle(call("c2", "refund", args)).await,
@@ -495,6 +508,7 @@ async fn every_decision_is_logged_to_the_store_and_to_extra_sinks() {
     assert_eq!(lines[0]["action"], "reject");
     assert_eq!(lines[0]["class"], "structural");
     assert_eq!(lines[1]["action"], "return");
+    assert_eq!(lines[1]["class"], Value::Null);
     for field in [
         "task_id",
         "user",
@@ -508,7 +522,7 @@ async fn every_decision_is_logged_to_the_store_and_to_extra_sinks() {
     ] {
         assert!(lines[0].get(field).is_some(), "missing {field}");
     }
-    let stored = gate.ledger().list_decisions(&Default::default()).await.unwrap();
+    let stored = gate.store().list_decisions(&Default::default()).await.unwrap();
     assert_eq!(stored.len(), 2);
     // Records carry what each decision spent, so they sum to the task's total.
     assert!(stored[0].repair_tokens > 0);
@@ -522,16 +536,16 @@ async fn the_repair_token_window_is_per_user() {
     let backend = Arc::new(Backend::default());
     let gate = gate_with(&backend, Budget::default().with_repair_tokens(1_000).unwrap()).await;
     let mut heavy = gate.task("heavy");
-    heavy.record_usage(900, 0);
+    heavy.record_usage(900, 0).await;
     let step = heavy.handle(call("c1", "lookup_customer", r#"{"email": 1}"#)).await;
     assert!(matches!(step, Step::Reject(_)), "{step:?}");
     let mut again = gate.task("heavy");
-    again.record_usage(900, 0);
+    again.record_usage(900, 0).await;
     let step = again.handle(call("c2", "lookup_customer", r#"{"email": 2}"#)).await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
     assert_eq!(report.reason, FailReason::TokenBudget);
     let mut light = gate.task("light");
-    light.record_usage(900, 0);
+    light.record_usage(900, 0).await;
     assert!(matches!(
         light.handle(call("c3", "lookup_customer", r#"{"email": 3}"#)).await,
         Step::Reject(_)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::backoff::Backoff;
 use crate::error::BudgetError;
 use crate::task::{AttemptBudget, LatencyBudget, TaskBudget};
-use crate::tokens::{DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, RepairTokenBudget};
+use crate::tokens::TokenLimit;
 
 /// gate's budgets: repairs per task, added latency per task, repair tokens per
 /// user over a rolling window, and the backoff between retries.
@@ -30,8 +30,7 @@ use crate::tokens::{DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, RepairTokenBudg
 pub struct Budget {
     attempts: AttemptBudget,
     latency: LatencyBudget,
-    repair_tokens: u64,
-    token_window: Duration,
+    tokens: TokenLimit,
     backoff: Backoff,
 }
 
@@ -42,8 +41,7 @@ impl Default for Budget {
         Budget {
             attempts: AttemptBudget::default(),
             latency: LatencyBudget::default(),
-            repair_tokens: DEFAULT_REPAIR_TOKENS,
-            token_window: DEFAULT_TOKEN_WINDOW,
+            tokens: TokenLimit::default(),
             backoff: Backoff::default(),
         }
     }
@@ -68,18 +66,16 @@ impl Budget {
 
     /// Repair tokens per user per window: 1 ..= 10¹².
     pub fn with_repair_tokens(self, limit: u64) -> Result<Self, BudgetError> {
-        RepairTokenBudget::new(limit, self.token_window)?;
         Ok(Budget {
-            repair_tokens: limit,
+            tokens: TokenLimit::new(limit, self.tokens.window())?,
             ..self
         })
     }
 
     /// The rolling window of the token budget: 1 s ..= 7 days.
     pub fn with_token_window(self, window: Duration) -> Result<Self, BudgetError> {
-        RepairTokenBudget::new(self.repair_tokens, window)?;
         Ok(Budget {
-            token_window: window,
+            tokens: TokenLimit::new(self.tokens.limit(), window)?,
             ..self
         })
     }
@@ -101,12 +97,17 @@ impl Budget {
 
     /// Repair tokens per user per window.
     pub fn repair_tokens(&self) -> u64 {
-        self.repair_tokens
+        self.tokens.limit()
     }
 
     /// The token window.
     pub fn token_window(&self) -> Duration {
-        self.token_window
+        self.tokens.window()
+    }
+
+    /// The per-user token limit, as the store's window checks it.
+    pub fn token_limit(&self) -> TokenLimit {
+        self.tokens
     }
 
     /// The backoff.
@@ -114,17 +115,9 @@ impl Budget {
         self.backoff
     }
 
-    /// The users' token windows, empty. Make it once per `Gate` and share it
-    /// (clones share state) with every task.
-    pub fn token_budget(&self) -> RepairTokenBudget {
-        // Both values were validated by the setters, so this cannot fail; the
-        // fallback keeps the function total without a panic path.
-        RepairTokenBudget::new(self.repair_tokens, self.token_window).unwrap_or_default()
-    }
-
-    /// Fresh per-task budgets for a task of `user`, charging `tokens`.
-    pub fn task(&self, tokens: &RepairTokenBudget, user: impl Into<String>) -> TaskBudget {
-        TaskBudget::new(user, self.attempts, self.latency, self.backoff, tokens.clone())
+    /// Fresh per-task budgets.
+    pub fn task(&self) -> TaskBudget {
+        TaskBudget::new(self.attempts, self.latency, self.backoff)
     }
 }
 

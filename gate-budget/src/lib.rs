@@ -10,7 +10,9 @@
 //!   at step 3 of a 3-step agent (4k system prompt, 2k per step) adds 8–10k
 //!   tokens to an 18k task, not the 200 tokens of the error message (see
 //!   [`cost`]). So the meter charges tokens, per user, over a rolling window:
-//!   [`RepairTokenBudget`], priced by [`repair_cost`].
+//!   [`TokenWindow`] under a [`TokenLimit`], priced by [`repair_cost`]. The
+//!   window is a plain value that the store (`gate-ledger`) keeps and updates
+//!   atomically, so one window serves every worker of a deployment.
 //! * **Retries multiply under load.** When a dependency is down every task
 //!   retries at once; three retries per call let a fleet quadruple its load on
 //!   a failing service. A rolling budget shared across calls caps retries at a
@@ -27,38 +29,45 @@
 //! Each budget is a small type that answers one question and documents its
 //! parameter ranges; constructors return [`BudgetError`] for values outside
 //! them, never panic. [`Budget`] bundles gate's defaults (2 repairs, 30 s, 50,000
-//! tokens per user per hour, backoff 100 ms–20 s) and [`TaskBudget`] checks all
-//! of a task's budgets at once before a Reject or Retry is returned.
+//! tokens per user per hour, backoff 100 ms–20 s) and [`TaskBudget`] checks a
+//! task's own budgets before a Reject or Retry is returned.
 //!
 //! # How the runtime uses them
 //!
 //! ```
 //! use std::time::Duration;
-//! use gate_budget::{Budget, Pushback, repair_cost};
+//! use gate_budget::{Budget, Pushback, TokenWindow, repair_cost};
 //! use rand::{SeedableRng, rngs::StdRng};
 //!
 //! let budget = Budget::default();
-//! let tokens = budget.token_budget();          // once per Gate, shared by all tasks
-//! let mut task = budget.task(&tokens, "user-42");
+//! let mut task = budget.task();
+//! let mut window = TokenWindow::default();     // the user's window, kept by the store
+//! let limit = budget.token_limit();
 //! let mut rng = StdRng::seed_from_u64(7);
+//! let now_ms = 1_767_225_600_000;              // the store's clock
 //!
 //! // The policy chose Retry for a read-only call that timed out:
+//! let plan = task.plan_retry(Pushback::None, Duration::from_secs(5), &mut rng)?;
 //! let cost = repair_cost(8_000, "lookup_customer timed out; retrying");
-//! let grant = task.authorize_retry(cost, Pushback::None, Duration::from_secs(5), &mut rng)?;
+//! let reservation = window.reserve(&limit, now_ms, cost)?;   // atomic in the store
+//! let grant = task.commit(plan, reservation.tokens)?;
 //! assert_eq!(grant.repair, 1);
 //! assert!(grant.delay < Duration::from_millis(100)); // full jitter below the base
 //! // ... sleep grant.delay, run the attempt, then:
 //! task.record_latency(Duration::from_millis(850));
-//! task.record_usage(8_100, 60);                  // the provider's real usage
-//! assert_eq!(task.remaining_tokens(), 50_000 - 8_160);
-//! # Ok::<(), gate_budget::Refusal>(())
+//! let left = window.settle(&limit, now_ms, &[reservation], 8_160); // the provider's real usage
+//! task.settle_tokens(cost, 8_160);
+//! assert_eq!(left, 50_000 - 8_160);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! A budget can only refuse. It is asked after the policy has chosen Reject or
 //! Retry, so it can turn a repair into a Fail, but it never turns a Fail, or an
 //! `OutcomeUnknown`, into a retry.
 //!
-//! Time is read from `tokio::time::Instant`, so tests can run on paused time.
+//! The in-process budgets read `tokio::time::Instant`, so tests can run on
+//! paused time; the token window takes the store's clock as an argument, so
+//! every worker of a store agrees on its buckets.
 #![forbid(unsafe_code)]
 
 mod backoff;
@@ -81,9 +90,9 @@ pub use parity::{
 pub use retry::{MAX_MIN_PER_SEC, RetryBudget};
 pub use task::{
     AttemptBudget, AttemptsExhausted, DEFAULT_ADDED_LATENCY, DEFAULT_MAX_REPAIRS, Grant, LatencyBudget, LatencyRefusal,
-    MAX_ADDED_LATENCY, MAX_ATTEMPTS, Refusal, TaskBudget, TaskBudgetState,
+    MAX_ADDED_LATENCY, MAX_ATTEMPTS, Refusal, RepairPlan, TaskBudget, TaskBudgetState,
 };
 pub use tokens::{
-    CHARS_PER_TOKEN, Charge, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, MAX_REPAIR_TOKENS, RepairTokenBudget,
-    TokensExhausted, estimate_tokens, repair_cost,
+    CHARS_PER_TOKEN, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, MAX_REPAIR_TOKENS, Reservation, TokenLimit,
+    TokenWindow, TokensExhausted, WINDOW_BUCKETS, estimate_tokens, repair_cost,
 };

@@ -1,9 +1,11 @@
-//! The budgets of one task: how many repairs, how much added latency, and the
-//! check that combines them with the user's token window.
+//! The budgets of one task: how many repairs and how much added latency, and
+//! the plan-then-commit protocol that combines them with the user's token
+//! window.
 //!
 //! The runtime asks one question before it returns a Reject or a Retry: "may
-//! this task afford one more repair?" [`TaskBudget`] answers it by checking
-//! all three budgets and committing to none unless all three allow, so a
+//! this task afford one more repair?" [`TaskBudget`] answers for the task's
+//! own budgets with a [`RepairPlan`] that takes nothing; the store answers for
+//! the user's window; only when both allow is the plan committed, so a
 //! refusal never leaves a half-spent budget behind.
 //!
 //! A budget only ever refuses. It is consulted after the policy has chosen
@@ -19,7 +21,7 @@ use thiserror::Error;
 
 use crate::backoff::{Backoff, Pushback};
 use crate::error::BudgetError;
-use crate::tokens::{Charge, RepairTokenBudget, TokensExhausted};
+use crate::tokens::TokensExhausted;
 
 /// Default repairs per task: 2 (3 attempts in all, as in the SRE book and
 /// AWS's standard mode).
@@ -270,98 +272,110 @@ pub struct Grant {
     pub tokens: u64,
 }
 
-/// All budgets of one task: attempts and latency (owned by the task) and the
-/// user's token window (shared with every task of every user).
+/// A repair the task's own budgets allow, not yet taken: the runtime asks the
+/// user's token window next and [`commits`](TaskBudget::commit) the plan only
+/// if the window grants the tokens too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "commit the plan once the token window granted it, or drop it to take nothing"]
+pub struct RepairPlan {
+    delay: Duration,
+    retry: bool,
+}
+
+impl RepairPlan {
+    /// How long to wait before the attempt (zero for a Reject).
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// Whether the repair is a retry (the backoff grows with retries only).
+    pub fn is_retry(&self) -> bool {
+        self.retry
+    }
+}
+
+/// The budgets a task owns: attempts, added latency and the backoff between
+/// retries, plus the repair tokens it has spent.
 ///
-/// Made by [`Budget::task`](crate::Budget::task). Call
-/// [`authorize_reject`](Self::authorize_reject) or
-/// [`authorize_retry`](Self::authorize_retry) before returning that step,
-/// [`record_latency`](Self::record_latency) with the measured duration of each
-/// repair attempt, and [`record_usage`](Self::record_usage) when the provider
-/// reports real token usage for the repair turn.
-#[derive(Debug)]
+/// The third budget, the user's token window, is shared by every task of the
+/// user on every worker, so it lives in the store (see [`TokenWindow`](crate::TokenWindow)).
+/// A repair therefore takes three steps, none of which commits anything
+/// unless all allow: [`plan_reject`](Self::plan_reject) or
+/// [`plan_retry`](Self::plan_retry) checks this task's budgets, the store
+/// reserves the tokens, and [`commit`](Self::commit) takes the repair.
+/// [`record_latency`](Self::record_latency) adds the measured duration of each
+/// repair attempt, and [`settle_tokens`](Self::settle_tokens) replaces an
+/// estimate by the provider's real usage.
+///
+/// Made by [`Budget::task`](crate::Budget::task).
+#[derive(Clone, Debug)]
 pub struct TaskBudget {
-    user: String,
     attempts: AttemptBudget,
     latency: LatencyBudget,
     backoff: Backoff,
-    tokens: RepairTokenBudget,
-    pending: Option<Charge>,
     repair_tokens: u64,
     retries: u32,
 }
 
 impl TaskBudget {
-    /// A task of `user` with the given budgets.
-    pub fn new(
-        user: impl Into<String>,
-        attempts: AttemptBudget,
-        latency: LatencyBudget,
-        backoff: Backoff,
-        tokens: RepairTokenBudget,
-    ) -> Self {
+    /// A task with the given budgets.
+    pub fn new(attempts: AttemptBudget, latency: LatencyBudget, backoff: Backoff) -> Self {
         TaskBudget {
-            user: user.into(),
             attempts,
             latency,
             backoff,
-            tokens,
-            pending: None,
             repair_tokens: 0,
             retries: 0,
         }
     }
 
-    /// May this task return a Reject whose repair turn costs `cost_tokens`
-    /// (see [`repair_cost`](crate::repair_cost)) and is expected to take up to
-    /// `expected_turn` (the model's turn; `Duration::ZERO` if unknown)?
-    ///
-    /// On `Ok` the repair and the tokens are taken; on `Err` nothing is.
-    pub fn authorize_reject(&mut self, cost_tokens: u64, expected_turn: Duration) -> Result<Grant, Refusal> {
+    /// May this task return a Reject whose repair turn is expected to take up
+    /// to `expected_turn` (the model's turn; `Duration::ZERO` if unknown)?
+    /// Nothing is taken until the plan is committed.
+    pub fn plan_reject(&self, expected_turn: Duration) -> Result<RepairPlan, Refusal> {
         self.attempts.check()?;
         self.latency.check(Duration::ZERO, expected_turn)?;
-        self.commit(cost_tokens, Duration::ZERO)
+        Ok(RepairPlan {
+            delay: Duration::ZERO,
+            retry: false,
+        })
     }
 
-    /// May this task retry a failed call whose repair costs `cost_tokens` and
-    /// whose attempt times out after `attempt_timeout`, given the server's
-    /// `pushback`? The grant's delay comes from the backoff (drawn from `rng`)
-    /// or from the pushback.
+    /// May this task retry a failed call whose attempt times out after
+    /// `attempt_timeout`, given the server's `pushback`? The plan's delay
+    /// comes from the backoff (drawn from `rng`) or from the pushback.
     ///
     /// Call it only after the policy has chosen Retry: it can refuse a retry,
-    /// never create one. On `Ok` the repair, the tokens and the delay are
-    /// taken; on `Err` nothing is.
-    pub fn authorize_retry<R: Rng + ?Sized>(
-        &mut self,
-        cost_tokens: u64,
+    /// never create one. Nothing is taken until the plan is committed.
+    pub fn plan_retry<R: Rng + ?Sized>(
+        &self,
         pushback: Pushback,
         attempt_timeout: Duration,
         rng: &mut R,
-    ) -> Result<Grant, Refusal> {
+    ) -> Result<RepairPlan, Refusal> {
         self.attempts.check()?;
         // The backoff grows with retries only: a Reject is the model's turn,
         // not a call to a struggling service.
-        let retry = self.retries + 1;
         let delay = self
             .latency
-            .plan_retry(&self.backoff, retry, pushback, attempt_timeout, rng)?;
-        let grant = self.commit(cost_tokens, delay)?;
-        self.retries = retry;
-        Ok(grant)
+            .plan_retry(&self.backoff, self.retries + 1, pushback, attempt_timeout, rng)?;
+        Ok(RepairPlan { delay, retry: true })
     }
 
-    fn commit(&mut self, cost_tokens: u64, delay: Duration) -> Result<Grant, Refusal> {
-        // Tokens last: it is the only shared budget, and its charge is atomic,
-        // so a refusal there leaves the task's own budgets untouched.
-        let charge = self.tokens.try_charge(&self.user, cost_tokens)?;
+    /// Takes the repair `plan` describes, charging `tokens` (what the user's
+    /// window granted) to the task. Refused, taking nothing, if another plan
+    /// spent the last repair since this one was made.
+    pub fn commit(&mut self, plan: RepairPlan, tokens: u64) -> Result<Grant, Refusal> {
         let repair = self.attempts.try_acquire()?;
-        self.latency.record(delay);
-        self.repair_tokens = self.repair_tokens.saturating_add(charge.tokens);
-        self.pending = Some(charge);
+        self.latency.record(plan.delay);
+        self.repair_tokens = self.repair_tokens.saturating_add(tokens);
+        if plan.retry {
+            self.retries += 1;
+        }
         Ok(Grant {
             repair,
-            delay,
-            tokens: cost_tokens,
+            delay: plan.delay,
+            tokens,
         })
     }
 
@@ -371,20 +385,10 @@ impl TaskBudget {
         self.latency.record(spent);
     }
 
-    /// Settles the last repair's estimate against the provider's real usage
-    /// (input + output tokens of the repair turn); returns the user's
-    /// remaining tokens. Usage reported when no repair is pending (a first
-    /// attempt) is not repair work and is ignored: `None`.
-    pub fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) -> Option<u64> {
-        let charge = self.pending.take()?;
-        let actual = input_tokens.saturating_add(output_tokens);
-        self.repair_tokens = self.repair_tokens.saturating_sub(charge.tokens).saturating_add(actual);
-        Some(self.tokens.settle(charge, actual))
-    }
-
-    /// The user this task charges.
-    pub fn user(&self) -> &str {
-        &self.user
+    /// Replaces `estimated` repair tokens by the provider's `actual` usage in
+    /// the task's total (the user's window is settled by the store).
+    pub fn settle_tokens(&mut self, estimated: u64, actual: u64) {
+        self.repair_tokens = self.repair_tokens.saturating_sub(estimated).saturating_add(actual);
     }
 
     /// The task's attempt budget.
@@ -410,16 +414,12 @@ impl TaskBudget {
     }
 
     /// Resumes from a stored [`state`](Self::state). Counts above this task's
-    /// limits are clamped to them, so a stored state never grants more. The
-    /// user's token window is shared and lives on its own; it is not restored
-    /// here. A pending estimate is not stored: usage reported after a restart
-    /// is not settled.
+    /// limits are clamped to them, so a stored state never grants more.
     pub fn restore(&mut self, state: TaskBudgetState) {
         self.attempts.used = state.repairs.min(self.attempts.max_repairs);
         self.retries = state.retries.min(self.attempts.used);
         self.latency.added = Duration::from_millis(state.added_latency_ms);
         self.repair_tokens = state.repair_tokens;
-        self.pending = None;
     }
 
     /// Retries granted so far (repairs that were not Rejects).
@@ -431,11 +431,6 @@ impl TaskBudget {
     /// usage where it was recorded), for the failure report.
     pub fn repair_tokens(&self) -> u64 {
         self.repair_tokens
-    }
-
-    /// Tokens the user may still spend on repair.
-    pub fn remaining_tokens(&self) -> u64 {
-        self.tokens.remaining(&self.user)
     }
 }
 

@@ -4,29 +4,46 @@
 //! Attempt and latency budgets bound one task; they do not stop a user from
 //! starting a thousand tasks whose repairs each look cheap. The bill is paid
 //! per user (or tenant), so the limit is kept per user: tokens spent on repair
-//! (Rejects and Retries, never first attempts) over the last `window`,
-//! default 50,000 per hour. Users are isolated: exhausting one user's window
-//! leaves every other user's untouched.
+//! (Rejects and Retries, never first attempts) over a rolling window, default
+//! 50,000 per hour.
 //!
 //! A repair is priced by **context replay**: to correct one call the model
 //! re-reads the whole conversation, so a repair costs the current context
 //! plus the feedback text, not just the feedback. When the loop learns the
 //! provider's real usage it settles the estimate against it.
 //!
-//! The window has ten slots like [`RetryBudget`](crate::RetryBudget). Token
-//! amounts are integers, so unlike the ratio budget no ×1000 scaling is needed
-//! for exactness: sums of integers are already exact.
+//! # The algorithm: a bucketed sliding window with an atomic reserve
+//!
+//! The window is cut into ten buckets of `window / 10`, aligned to the Unix
+//! epoch so that every worker computes the same bucket from the same clock.
+//! [`TokenWindow`] keeps eleven of them (the current bucket and the ten
+//! before it); an amount counts until its bucket is eleven buckets old, that
+//! is for **more than one window and less than 1.1 windows**. A reservation
+//! is granted only if everything still counted plus the request fits the
+//! limit, so the tokens reserved in *any* trailing span of one window never
+//! exceed the limit. The store holding the window makes "read, check, add"
+//! one atomic step (a row lock or the memory store's mutex), so any number of
+//! workers can never overdraw it together.
+//!
+//! Why not a token bucket or GCRA: they refill continuously, so a user who
+//! spends the whole limit at the end of one window may spend it again right
+//! after, close to twice the limit inside one trailing window. "B tokens per
+//! rolling window" is a statement about trailing windows; buckets state it
+//! exactly, and they cost a fixed eleven counters per user whatever the
+//! traffic. The price is granularity: tokens come back a bucket at a time,
+//! up to a tenth of the window later than an exact log would return them.
+//!
+//! Real usage above an estimate is charged unconditionally (it has been
+//! spent), which is the only way a window can hold more than its limit;
+//! usage below it is refunded to the bucket the estimate went into, if that
+//! bucket still counts.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
-use tokio::time::Instant;
 
 use crate::error::BudgetError;
-use crate::window::SlotWindow;
 
 /// Default repair tokens per user per window: 50,000.
 pub const DEFAULT_REPAIR_TOKENS: u64 = 50_000;
@@ -40,17 +57,18 @@ pub const MAX_REPAIR_TOKENS: u64 = 1_000_000_000_000;
 /// thumb for English text with BPE tokenizers.
 pub const CHARS_PER_TOKEN: u64 = 4;
 
-const SHARDS: usize = 16;
-/// A shard is swept for idle users once it holds this many, then again at
-/// twice the survivors, so sweeping stays amortised O(1) per new user.
-const PRUNE_FLOOR: usize = 1024;
+/// Buckets per window.
+pub const WINDOW_BUCKETS: i64 = 10;
+/// Buckets a window keeps: the current one and [`WINDOW_BUCKETS`] before it,
+/// so an amount counts for more than one whole window.
+const KEPT_BUCKETS: usize = WINDOW_BUCKETS as usize + 1;
 
 /// Estimates the tokens of `text` when the provider's count is not known:
 /// `ceil(chars / 4)`, with chars counted as Unicode scalar values.
 ///
 /// The estimate is deliberately simple and stable; it only has to be good
 /// enough to refuse a repair that is obviously too expensive, and the loop
-/// replaces it with real usage via [`RepairTokenBudget::settle`].
+/// replaces it with the provider's real usage.
 pub fn estimate_tokens(text: &str) -> u64 {
     let chars = text.chars().count() as u64;
     chars.div_ceil(CHARS_PER_TOKEN)
@@ -67,67 +85,19 @@ pub fn repair_cost(context_tokens: u64, feedback_text: &str) -> u64 {
     context_tokens.saturating_add(estimate_tokens(feedback_text))
 }
 
-/// A successful charge: what was taken and what is left.
-///
-/// Pass it back to [`RepairTokenBudget::settle`] once the real usage is known;
-/// it is consumed there, so an estimate cannot be settled twice.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[must_use = "settle the charge when the provider's usage is known, or drop it to keep the estimate"]
-pub struct Charge {
-    /// The user charged.
-    pub user: String,
-    /// Tokens taken.
-    pub tokens: u64,
-    /// Tokens left in the user's window after this charge.
-    pub remaining: u64,
-    epoch: u64,
-}
-
-/// A refused charge: the user's window does not hold enough tokens.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("repair token budget exhausted for this user: {requested} requested, {remaining} remaining")]
-pub struct TokensExhausted {
-    /// Tokens asked for.
-    pub requested: u64,
-    /// Tokens left in the window (less than `requested`).
-    pub remaining: u64,
-    /// When enough of the window will have expired for the same request to
-    /// succeed, if nothing else is charged meanwhile; `None` if the request
-    /// exceeds the whole limit.
-    pub retry_in: Option<Duration>,
-}
-
-/// Repair tokens per user over a rolling window, with an atomic check-and-charge.
-///
-/// Cheap to clone (an `Arc`); all clones share the same windows. Users live in
-/// sixteen independently locked shards, so tasks of different users rarely
-/// contend; a user's check and charge happen under one lock, so concurrent
-/// tasks can never overdraw a window through [`try_charge`](Self::try_charge).
-#[derive(Clone, Debug)]
-pub struct RepairTokenBudget {
-    inner: Arc<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
+/// The per-user limit: `limit` repair tokens per rolling `window`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenLimit {
     limit: u64,
     window: Duration,
-    hasher: RandomState,
-    shards: Box<[Mutex<Shard>]>,
 }
 
-#[derive(Debug, Default)]
-struct Shard {
-    users: HashMap<String, SlotWindow>,
-    prune_at: usize,
-}
-
-impl RepairTokenBudget {
-    /// A budget of `limit` repair tokens per user over `window`.
+impl TokenLimit {
+    /// `limit` repair tokens per user over `window`.
     ///
     /// * `limit`: 1 ..= 10¹² tokens.
-    /// * `window`: 1 s ..= 7 days. Ten slots of `window / 10`: a charge counts
-    ///   for at least 90 % of `window` and less than all of it.
+    /// * `window`: 1 s ..= 7 days, counted in whole milliseconds; buckets are
+    ///   `window / 10` long.
     pub fn new(limit: u64, window: Duration) -> Result<Self, BudgetError> {
         if !(1..=MAX_REPAIR_TOKENS).contains(&limit) {
             return Err(BudgetError::new(
@@ -139,52 +109,133 @@ impl RepairTokenBudget {
         if window < Duration::from_secs(1) || window > Duration::from_secs(7 * 86_400) {
             return Err(BudgetError::new("token_window", window, "between 1 s and 7 days"));
         }
-        let shards = (0..SHARDS)
-            .map(|_| {
-                Mutex::new(Shard {
-                    users: HashMap::new(),
-                    prune_at: PRUNE_FLOOR,
-                })
-            })
-            .collect();
-        Ok(RepairTokenBudget {
-            inner: Arc::new(Inner {
-                limit,
-                window,
-                hasher: RandomState::new(),
-                shards,
-            }),
-        })
+        Ok(TokenLimit { limit, window })
     }
 
-    /// The per-user limit.
+    /// Tokens per window.
     pub fn limit(&self) -> u64 {
-        self.inner.limit
+        self.limit
     }
 
     /// The window length.
     pub fn window(&self) -> Duration {
-        self.inner.window
+        self.window
     }
 
-    /// Charges `tokens` to `user` if the window holds them, atomically.
-    ///
-    /// Call it before returning a Reject or Retry, with the estimate from
-    /// [`repair_cost`]. On `Err` nothing is charged and the repair must not
-    /// happen. A zero charge always succeeds.
-    pub fn try_charge(&self, user: &str, tokens: u64) -> Result<Charge, TokensExhausted> {
-        let now = Instant::now();
-        let limit = self.inner.limit;
-        let mut shard = self.shard(user);
-        let window = shard.window_mut(user, self.inner.window, now);
-        let used = used_of(window.sum(now));
-        let remaining = limit.saturating_sub(used);
+    /// The length of one bucket in milliseconds: a tenth of the window, at
+    /// least 100 ms. Stores keep one window per user and bucket length, so
+    /// workers configured alike share it.
+    pub fn bucket_millis(&self) -> i64 {
+        // At most 7 days in ms, far inside i64.
+        i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX) / WINDOW_BUCKETS
+    }
+
+    fn bucket_of(&self, now_ms: i64) -> i64 {
+        now_ms.div_euclid(self.bucket_millis())
+    }
+}
+
+impl Default for TokenLimit {
+    /// 50,000 repair tokens per user per hour.
+    fn default() -> Self {
+        TokenLimit {
+            limit: DEFAULT_REPAIR_TOKENS,
+            window: DEFAULT_TOKEN_WINDOW,
+        }
+    }
+}
+
+/// Tokens taken from a window: where they went, so they can be settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[must_use = "settle the reservation with the provider's real usage, or keep it to keep the estimate"]
+pub struct Reservation {
+    /// Tokens reserved.
+    pub tokens: u64,
+    /// The bucket they were added to (milliseconds since the epoch divided by
+    /// the bucket length).
+    pub bucket: i64,
+}
+
+/// A refused reservation: the user's window does not hold enough tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("repair token budget exhausted for this user: {requested} requested, {remaining} remaining")]
+pub struct TokensExhausted {
+    /// Tokens asked for.
+    pub requested: u64,
+    /// Tokens left in the window (less than `requested`).
+    pub remaining: u64,
+    /// When enough of the window will have expired for the same request to
+    /// succeed, if nothing else is reserved meanwhile; `None` if the request
+    /// exceeds the whole limit.
+    pub retry_in: Option<Duration>,
+}
+
+/// One user's window as a store keeps it: eleven `(bucket, tokens)` slots.
+///
+/// A plain value: the store loads it, calls [`reserve`](Self::reserve) or
+/// [`settle`](Self::settle) and writes it back inside one atomic step, so the
+/// arithmetic is the same for every store. In JSON it is a list of
+/// `[bucket, tokens]` pairs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenWindow {
+    slots: [(i64, u64); KEPT_BUCKETS],
+}
+
+impl Default for TokenWindow {
+    /// A window with nothing in it.
+    fn default() -> Self {
+        TokenWindow {
+            slots: [(i64::MIN, 0); KEPT_BUCKETS],
+        }
+    }
+}
+
+fn slot_index(bucket: i64) -> usize {
+    // `rem_euclid(11)` is in 0..11, so the cast cannot truncate.
+    bucket.rem_euclid(KEPT_BUCKETS as i64) as usize
+}
+
+impl TokenWindow {
+    fn is_live(bucket: i64, current: i64) -> bool {
+        bucket <= current && bucket > current - KEPT_BUCKETS as i64
+    }
+
+    fn live(&self, current: i64) -> impl Iterator<Item = (i64, u64)> + '_ {
+        self.slots
+            .iter()
+            .copied()
+            .filter(move |(bucket, _)| Self::is_live(*bucket, current))
+    }
+
+    /// Tokens that still count at `now_ms` (milliseconds since the epoch).
+    pub fn used(&self, limit: &TokenLimit, now_ms: i64) -> u64 {
+        let current = limit.bucket_of(now_ms);
+        self.live(current)
+            .fold(0u64, |sum, (_, tokens)| sum.saturating_add(tokens))
+    }
+
+    /// Tokens that may still be reserved at `now_ms`.
+    pub fn remaining(&self, limit: &TokenLimit, now_ms: i64) -> u64 {
+        limit.limit.saturating_sub(self.used(limit, now_ms))
+    }
+
+    /// True when nothing counts any more: the store may forget the window.
+    pub fn is_idle(&self, limit: &TokenLimit, now_ms: i64) -> bool {
+        self.used(limit, now_ms) == 0
+    }
+
+    /// Reserves `tokens` if everything that still counts plus `tokens` fits
+    /// the limit; on `Err` nothing is taken. A zero reservation always
+    /// succeeds.
+    pub fn reserve(&mut self, limit: &TokenLimit, now_ms: i64, tokens: u64) -> Result<Reservation, TokensExhausted> {
+        let current = limit.bucket_of(now_ms);
+        let used = self.used(limit, now_ms);
+        let remaining = limit.limit.saturating_sub(used);
         if tokens > remaining {
-            let need = to_i64(used.saturating_add(tokens).saturating_sub(limit));
-            let retry_in = if tokens > limit {
+            let retry_in = if tokens > limit.limit {
                 None
             } else {
-                window.time_until_freed(now, need)
+                self.time_until_freed(limit, now_ms, used.saturating_add(tokens) - limit.limit)
             };
             return Err(TokensExhausted {
                 requested: tokens,
@@ -192,129 +243,131 @@ impl RepairTokenBudget {
                 retry_in,
             });
         }
-        let epoch = window.add(now, to_i64(tokens));
-        Ok(Charge {
-            user: user.to_owned(),
+        self.add(current, tokens);
+        Ok(Reservation {
             tokens,
-            remaining: remaining - tokens,
-            epoch,
+            bucket: current,
         })
     }
 
-    /// Replaces a charge's estimate by the provider's real usage; returns the
-    /// tokens left for the user.
-    ///
-    /// More than estimated: the difference is charged unconditionally (it has
-    /// been spent), which is the only way a window can exceed its limit.
-    /// Less: the difference is refunded to the slot the estimate went into,
-    /// unless that slot has already expired (then there is nothing to refund).
-    pub fn settle(&self, charge: Charge, actual: u64) -> u64 {
-        let now = Instant::now();
-        let mut shard = self.shard(&charge.user);
-        let window = shard.window_mut(&charge.user, self.inner.window, now);
-        if actual > charge.tokens {
-            window.add(now, to_i64(actual - charge.tokens));
+    /// Charges `tokens` that were spent without a reservation, whatever the
+    /// limit (usage above an estimate has already happened).
+    pub fn charge(&mut self, limit: &TokenLimit, now_ms: i64, tokens: u64) {
+        self.add(limit.bucket_of(now_ms), tokens);
+    }
+
+    /// Replaces the estimates in `reservations` by the provider's `actual`
+    /// usage: the excess is charged now; a shortfall is refunded to the
+    /// buckets the estimates went into, newest first, as far as they still
+    /// count. Returns the tokens that may still be reserved.
+    pub fn settle(&mut self, limit: &TokenLimit, now_ms: i64, reservations: &[Reservation], actual: u64) -> u64 {
+        let estimated = reservations.iter().fold(0u64, |sum, r| sum.saturating_add(r.tokens));
+        if actual >= estimated {
+            self.charge(limit, now_ms, actual - estimated);
         } else {
-            window.add_at(now, charge.epoch, -to_i64(charge.tokens - actual));
+            let current = limit.bucket_of(now_ms);
+            let mut refund = estimated - actual;
+            for r in reservations.iter().rev() {
+                if refund == 0 {
+                    break;
+                }
+                let back = refund.min(r.tokens);
+                self.refund(current, r.bucket, back);
+                refund -= back;
+            }
         }
-        self.inner.limit.saturating_sub(used_of(window.sum(now)))
+        self.remaining(limit, now_ms)
     }
 
-    /// Charges repair work that has already happened (real usage reported
-    /// without a prior [`try_charge`](Self::try_charge)); returns the tokens
-    /// left. Never refused.
-    pub fn record(&self, user: &str, tokens: u64) -> u64 {
-        let now = Instant::now();
-        let mut shard = self.shard(user);
-        let window = shard.window_mut(user, self.inner.window, now);
-        window.add(now, to_i64(tokens));
-        self.inner.limit.saturating_sub(used_of(window.sum(now)))
+    fn add(&mut self, bucket: i64, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        let slot = &mut self.slots[slot_index(bucket)];
+        if slot.0 != bucket {
+            // The slot held a bucket at least eleven buckets old: it no longer counts.
+            *slot = (bucket, 0);
+        }
+        slot.1 = slot.1.saturating_add(tokens);
     }
 
-    /// Tokens `user` has spent on repair within the window.
-    pub fn used(&self, user: &str) -> u64 {
-        let now = Instant::now();
-        let mut shard = self.shard(user);
-        shard.users.get_mut(user).map_or(0, |w| used_of(w.sum(now)))
-    }
-
-    /// Tokens `user` may still spend on repair now.
-    pub fn remaining(&self, user: &str) -> u64 {
-        self.inner.limit.saturating_sub(self.used(user))
-    }
-
-    /// Forgets every user whose window is empty; returns how many are kept.
-    ///
-    /// Shards also do this on their own as they grow, so calling it is only
-    /// useful to release memory after a burst of one-off users.
-    pub fn prune(&self) -> usize {
-        let now = Instant::now();
-        self.inner
-            .shards
-            .iter()
-            .map(|s| {
-                let mut shard = lock(s);
-                shard.prune(now);
-                shard.users.len()
-            })
-            .sum()
-    }
-
-    fn shard(&self, user: &str) -> MutexGuard<'_, Shard> {
-        let h = self.inner.hasher.hash_one(user);
-        // The modulus is below 16, so the cast cannot truncate.
-        lock(&self.inner.shards[(h % SHARDS as u64) as usize])
-    }
-}
-
-impl Default for RepairTokenBudget {
-    /// 50,000 repair tokens per user per hour.
-    fn default() -> Self {
-        let shards = (0..SHARDS)
-            .map(|_| {
-                Mutex::new(Shard {
-                    users: HashMap::new(),
-                    prune_at: PRUNE_FLOOR,
-                })
-            })
-            .collect();
-        RepairTokenBudget {
-            inner: Arc::new(Inner {
-                limit: DEFAULT_REPAIR_TOKENS,
-                window: DEFAULT_TOKEN_WINDOW,
-                hasher: RandomState::new(),
-                shards,
-            }),
+    fn refund(&mut self, current: i64, bucket: i64, tokens: u64) {
+        let slot = &mut self.slots[slot_index(bucket)];
+        if slot.0 == bucket && Self::is_live(bucket, current) {
+            slot.1 = slot.1.saturating_sub(tokens);
         }
     }
-}
 
-impl Shard {
-    fn window_mut(&mut self, user: &str, ttl: Duration, now: Instant) -> &mut SlotWindow {
-        if self.users.len() >= self.prune_at && !self.users.contains_key(user) {
-            self.prune(now);
-            self.prune_at = (self.users.len() * 2).max(PRUNE_FLOOR);
+    /// How long until at least `need` of the tokens that count now have
+    /// expired, oldest bucket first; `None` if they never add up to it.
+    fn time_until_freed(&self, limit: &TokenLimit, now_ms: i64, need: u64) -> Option<Duration> {
+        let current = limit.bucket_of(now_ms);
+        let mut live: Vec<(i64, u64)> = self.live(current).collect();
+        live.sort_unstable();
+        let mut freed = 0u64;
+        for (bucket, tokens) in live {
+            freed = freed.saturating_add(tokens);
+            if freed >= need {
+                let expires_ms = bucket
+                    .saturating_add(KEPT_BUCKETS as i64)
+                    .saturating_mul(limit.bucket_millis());
+                let wait = u64::try_from(expires_ms.saturating_sub(now_ms)).unwrap_or(0);
+                return Some(Duration::from_millis(wait));
+            }
         }
-        self.users
-            .entry(user.to_owned())
-            .or_insert_with(|| SlotWindow::new(ttl, now))
-    }
-
-    fn prune(&mut self, now: Instant) {
-        self.users.retain(|_, w| !w.is_idle(now));
+        None
     }
 }
 
-fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
-    // No code path panics while holding a shard lock and every statement
-    // leaves the shard consistent, so a poisoned lock is still usable.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn used_of(sum: i64) -> u64 {
-    u64::try_from(sum).unwrap_or(0)
-}
+    const HOUR: Duration = Duration::from_secs(3600);
+    const BUCKET: i64 = 360_000;
 
-fn to_i64(tokens: u64) -> i64 {
-    i64::try_from(tokens).unwrap_or(i64::MAX)
+    fn limit(tokens: u64) -> TokenLimit {
+        TokenLimit::new(tokens, HOUR).expect("valid")
+    }
+
+    #[test]
+    fn an_amount_counts_for_more_than_one_window_and_less_than_eleven_tenths() {
+        let l = limit(100);
+        let mut w = TokenWindow::default();
+        let t = 5 * BUCKET + 123;
+        assert!(w.reserve(&l, t, 60).is_ok());
+        // Still counted one full window later...
+        assert_eq!(w.used(&l, t + 10 * BUCKET), 60);
+        // ...and until its bucket is eleven buckets old.
+        assert_eq!(w.used(&l, 16 * BUCKET - 1), 60);
+        assert_eq!(w.used(&l, 16 * BUCKET), 0);
+    }
+
+    #[test]
+    fn a_slot_reused_by_a_new_bucket_forgets_the_old_one() {
+        let l = limit(100);
+        let mut w = TokenWindow::default();
+        assert!(w.reserve(&l, 0, 70).is_ok());
+        let later = 11 * BUCKET;
+        assert_eq!(w.reserve(&l, later, 100).map(|r| r.bucket), Ok(11));
+        assert_eq!(w.used(&l, later), 100);
+    }
+
+    #[test]
+    fn a_refund_to_a_bucket_that_no_longer_counts_gives_nothing_back() {
+        let l = limit(100);
+        let mut w = TokenWindow::default();
+        let r = w.reserve(&l, 0, 50).expect("fits");
+        let later = 11 * BUCKET;
+        assert!(w.reserve(&l, later, 30).is_ok());
+        assert_eq!(w.settle(&l, later, &[r], 0), 70);
+    }
+
+    #[test]
+    fn negative_clock_readings_fall_into_buckets_too() {
+        let l = limit(100);
+        let mut w = TokenWindow::default();
+        assert_eq!(w.reserve(&l, -1, 10).map(|r| r.bucket), Ok(-1));
+        assert_eq!(w.used(&l, 0), 10);
+    }
 }

@@ -1,5 +1,4 @@
-//! The rolling window shared by [`RetryBudget`](crate::RetryBudget) and
-//! [`RepairTokenBudget`](crate::RepairTokenBudget).
+//! The rolling window of [`RetryBudget`](crate::RetryBudget).
 //!
 //! tower and Finagle keep ten slots over `ttl` and forget a slot as a whole,
 //! which makes expiry cheap (no per-event timestamps) and predictable: an
@@ -81,42 +80,6 @@ impl SlotWindow {
         *slot = slot.saturating_add(amount);
         head
     }
-
-    /// Adds `amount` to the slot of `epoch` if that slot is still in the
-    /// window; returns whether it was.
-    pub(crate) fn add_at(&mut self, now: Instant, epoch: u64, amount: i64) -> bool {
-        let head = self.advance(now);
-        if epoch > head || head - epoch >= SLOTS {
-            return false;
-        }
-        let slot = &mut self.slots[Self::index(epoch)];
-        *slot = slot.saturating_add(amount);
-        true
-    }
-
-    /// How long until at least `need` of the positive amounts now in the
-    /// window have expired, oldest first; `None` if they never add up to it.
-    pub(crate) fn time_until_freed(&mut self, now: Instant, need: i64) -> Option<Duration> {
-        let head = self.advance(now);
-        let oldest = head.saturating_sub(SLOTS - 1);
-        let mut freed = 0i64;
-        for epoch in oldest..=head {
-            freed = freed.saturating_add(self.slots[Self::index(epoch)].max(0));
-            if freed >= need {
-                let expires_nanos = u128::from(epoch + SLOTS).saturating_mul(self.slot_nanos);
-                let since = now.saturating_duration_since(self.origin).as_nanos();
-                let wait = expires_nanos.saturating_sub(since);
-                return Some(Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX)));
-            }
-        }
-        None
-    }
-
-    /// True when nothing is left in the window: the owner may forget it.
-    pub(crate) fn is_idle(&mut self, now: Instant) -> bool {
-        self.advance(now);
-        self.slots.iter().all(|v| *v == 0)
-    }
 }
 
 #[cfg(test)]
@@ -137,29 +100,6 @@ mod tests {
         let t0 = Instant::now();
         let mut w = SlotWindow::new(Duration::from_secs(1), t0);
         w.add(t0, 5);
-        assert!(w.is_idle(t0 + Duration::from_secs(86_400 * 365)));
-    }
-
-    #[test]
-    fn add_at_refuses_expired_and_future_slots() {
-        let t0 = Instant::now();
-        let mut w = SlotWindow::new(Duration::from_secs(1), t0);
-        let e = w.add(t0, 5);
-        assert!(!w.add_at(t0, e + 1, 1));
-        assert!(w.add_at(t0 + Duration::from_millis(950), e, -2));
-        assert_eq!(w.sum(t0 + Duration::from_millis(950)), 3);
-        assert!(!w.add_at(t0 + Duration::from_secs(1), e, -3));
-    }
-
-    #[test]
-    fn time_until_freed_names_the_expiry_of_the_slot_that_frees_enough() {
-        let t0 = Instant::now();
-        let mut w = SlotWindow::new(Duration::from_secs(10), t0);
-        w.add(t0, 3); // slot 0, expires at 10 s
-        w.add(t0 + Duration::from_secs(4), 5); // slot 4, expires at 14 s
-        let now = t0 + Duration::from_secs(5);
-        assert_eq!(w.time_until_freed(now, 3), Some(Duration::from_secs(5)));
-        assert_eq!(w.time_until_freed(now, 4), Some(Duration::from_secs(9)));
-        assert_eq!(w.time_until_freed(now, 9), None);
+        assert_eq!(w.sum(t0 + Duration::from_secs(86_400 * 365)), 0);
     }
 }

@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-use gate_budget::{
-    AttemptBudget, Backoff, Budget, Jitter, LatencyBudget, LatencyRefusal, Pushback, Refusal, RepairTokenBudget,
-};
+use gate_budget::{AttemptBudget, Backoff, Budget, Jitter, LatencyBudget, LatencyRefusal, Pushback, Refusal};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -189,78 +187,64 @@ fn pushback_parsing() {
     assert_eq!(Pushback::from(None), Pushback::None);
 }
 
-fn tokens(limit: u64) -> RepairTokenBudget {
-    RepairTokenBudget::new(limit, Duration::from_secs(3600)).expect("valid")
-}
-
-// The combined check takes nothing when any budget refuses.
+// A plan takes nothing; a refused plan leaves the task untouched; committing
+// takes the repair, its delay and the tokens the window granted.
 #[tokio::test(start_paused = true)]
-async fn task_budget_refusals_leave_nothing_half_spent() {
+async fn plans_take_nothing_until_committed() {
     let budget = Budget::default();
-    let shared = tokens(10_000);
     let mut rng = StdRng::seed_from_u64(4);
-    let mut task = budget.task(&shared, "u");
+    let mut task = budget.task();
 
-    // Tokens refuse: the attempt and the latency are untouched.
-    let r = task.authorize_retry(10_001, Pushback::None, SEC, &mut rng);
-    assert!(matches!(r, Err(Refusal::Tokens(_))));
+    // Latency refuses: nothing is taken.
+    let r = task.plan_retry(Pushback::After(31 * SEC), SEC, &mut rng);
+    assert!(matches!(r, Err(Refusal::Latency(_))));
     assert_eq!((task.attempts().used(), task.latency().added()), (0, Duration::ZERO));
 
-    // Latency refuses: the tokens and the attempt are untouched.
-    let r = task.authorize_retry(100, Pushback::After(31 * SEC), SEC, &mut rng);
-    assert!(matches!(r, Err(Refusal::Latency(_))));
-    assert_eq!((task.attempts().used(), shared.used("u")), (0, 0));
+    // A plan that is dropped (the window refused the tokens) takes nothing either.
+    let dropped = task.plan_reject(Duration::ZERO).map(|p| p.delay());
+    assert_eq!(dropped, Ok(Duration::ZERO));
+    assert_eq!((task.attempts().used(), task.repair_tokens()), (0, 0));
 
-    // Two grants, then the attempt budget refuses without charging tokens.
-    let g1 = task.authorize_reject(1_000, Duration::ZERO);
+    // Two commits, then the attempt budget refuses the plan.
+    let p1 = task.plan_reject(Duration::ZERO).expect("allowed");
+    let g1 = task.commit(p1, 1_000);
     assert_eq!(
         g1.map(|g| (g.repair, g.delay, g.tokens)),
         Ok((1, Duration::ZERO, 1_000))
     );
-    let g2 = task.authorize_retry(2_000, Pushback::After(2 * SEC), SEC, &mut rng);
+    let p2 = task
+        .plan_retry(Pushback::After(2 * SEC), SEC, &mut rng)
+        .expect("allowed");
+    assert!(p2.is_retry());
+    let g2 = task.commit(p2, 2_000);
     assert_eq!(g2.map(|g| (g.repair, g.delay)), Ok((2, 2 * SEC)));
     assert_eq!(task.latency().added(), 2 * SEC);
-    let r = task.authorize_reject(1, Duration::ZERO);
-    assert!(matches!(r, Err(Refusal::Attempts(_))));
-    assert_eq!((shared.used("u"), task.repair_tokens()), (3_000, 3_000));
+    assert!(matches!(task.plan_reject(Duration::ZERO), Err(Refusal::Attempts(_))));
+    assert_eq!(task.repair_tokens(), 3_000);
 }
 
-// `record_usage` replaces the last repair's estimate; first-attempt usage is
-// not repair work.
-#[tokio::test(start_paused = true)]
-async fn record_usage_settles_the_pending_repair_only() {
-    let budget = Budget::default();
-    let shared = budget.token_budget();
-    let mut task = budget.task(&shared, "u");
-    assert_eq!(task.record_usage(5_000, 100), None);
-    assert_eq!(shared.used("u"), 0);
-
-    assert!(task.authorize_reject(4_000, Duration::ZERO).is_ok());
-    assert_eq!(task.record_usage(4_500, 200), Some(50_000 - 4_700));
-    assert_eq!((shared.used("u"), task.repair_tokens()), (4_700, 4_700));
-    // Already settled: a second report is not charged again.
-    assert_eq!(task.record_usage(4_500, 200), None);
-
-    assert!(task.authorize_reject(3_000, Duration::ZERO).is_ok());
-    assert_eq!(task.record_usage(1_000, 0), Some(50_000 - 5_700));
-    assert_eq!(task.repair_tokens(), 5_700);
+// Two plans made before either is committed cannot both spend the last repair.
+#[test]
+fn a_stale_plan_cannot_spend_a_repair_twice() {
+    let budget = Budget::default().with_max_repairs(1).expect("valid");
+    let mut task = budget.task();
+    let a = task.plan_reject(Duration::ZERO).expect("allowed");
+    let b = task.plan_reject(Duration::ZERO).expect("allowed");
+    assert!(task.commit(a, 10).is_ok());
+    assert!(matches!(task.commit(b, 10), Err(Refusal::Attempts(_))));
+    assert_eq!((task.attempts().used(), task.repair_tokens()), (1, 10));
 }
 
-// Tasks of one user share the user's window; tasks of others do not.
-#[tokio::test(start_paused = true)]
-async fn tasks_share_the_users_window() {
-    let budget = Budget::default().with_repair_tokens(5_000).expect("valid");
-    let shared = budget.token_budget();
-    let mut a1 = budget.task(&shared, "a");
-    let mut a2 = budget.task(&shared, "a");
-    let mut b1 = budget.task(&shared, "b");
-    assert!(a1.authorize_reject(3_000, Duration::ZERO).is_ok());
-    assert!(matches!(
-        a2.authorize_reject(3_000, Duration::ZERO),
-        Err(Refusal::Tokens(_))
-    ));
-    assert!(b1.authorize_reject(3_000, Duration::ZERO).is_ok());
-    assert_eq!((a2.remaining_tokens(), b1.remaining_tokens()), (2_000, 2_000));
+// Settling replaces an estimate in the task's total.
+#[test]
+fn settle_tokens_replaces_the_estimate_in_the_total() {
+    let mut task = Budget::default().task();
+    let plan = task.plan_reject(Duration::ZERO).expect("allowed");
+    assert!(task.commit(plan, 4_000).is_ok());
+    task.settle_tokens(4_000, 4_700);
+    assert_eq!(task.repair_tokens(), 4_700);
+    task.settle_tokens(4_700, 100);
+    assert_eq!(task.repair_tokens(), 100);
 }
 
 // The backoff exponent counts retries, not Rejects: a retry after a Reject
@@ -268,16 +252,19 @@ async fn tasks_share_the_users_window() {
 #[tokio::test(start_paused = true)]
 async fn backoff_grows_with_retries_only() {
     let budget = Budget::default().with_max_repairs(4).expect("valid");
-    let shared = budget.token_budget();
     let mut rng = StdRng::seed_from_u64(8);
     for _ in 0..200 {
-        let mut task = budget.task(&shared, "u");
-        assert!(task.authorize_reject(0, Duration::ZERO).is_ok());
-        assert!(task.authorize_reject(0, Duration::ZERO).is_ok());
-        let first = task.authorize_retry(0, Pushback::None, SEC, &mut rng).map(|g| g.delay);
-        assert!(matches!(first, Ok(d) if d < Duration::from_millis(100)), "{first:?}");
-        let second = task.authorize_retry(0, Pushback::None, SEC, &mut rng).map(|g| g.delay);
-        assert!(matches!(second, Ok(d) if d < Duration::from_millis(200)), "{second:?}");
+        let mut task = budget.task();
+        for _ in 0..2 {
+            let plan = task.plan_reject(Duration::ZERO).expect("allowed");
+            assert!(task.commit(plan, 0).is_ok());
+        }
+        let first = task.plan_retry(Pushback::None, SEC, &mut rng).expect("allowed");
+        assert!(first.delay() < Duration::from_millis(100), "{first:?}");
+        assert!(task.commit(first, 0).is_ok());
+        let second = task.plan_retry(Pushback::None, SEC, &mut rng).expect("allowed");
+        assert!(second.delay() < Duration::from_millis(200), "{second:?}");
+        assert!(task.commit(second, 0).is_ok());
         assert_eq!((task.retries(), task.attempts().used()), (2, 4));
     }
 }
@@ -287,14 +274,12 @@ async fn backoff_grows_with_retries_only() {
 #[tokio::test(start_paused = true)]
 async fn a_resumed_task_keeps_its_spending() {
     let budget = Budget::default();
-    let shared = budget.token_budget();
     let mut rng = StdRng::seed_from_u64(5);
-    let mut before = budget.task(&shared, "u");
-    assert!(
-        before
-            .authorize_retry(1_000, Pushback::After(3 * SEC), SEC, &mut rng)
-            .is_ok()
-    );
+    let mut before = budget.task();
+    let plan = before
+        .plan_retry(Pushback::After(3 * SEC), SEC, &mut rng)
+        .expect("allowed");
+    assert!(before.commit(plan, 1_000).is_ok());
     before.record_latency(2 * SEC);
     let state = before.state();
     assert_eq!(
@@ -308,21 +293,19 @@ async fn a_resumed_task_keeps_its_spending() {
     );
     let json = serde_json::to_string(&state).expect("serializes");
 
-    let mut after = budget.task(&shared, "u");
+    let mut after = budget.task();
     after.restore(serde_json::from_str(&json).expect("deserializes"));
     assert_eq!(after.state(), state);
-    assert!(after.authorize_reject(0, Duration::ZERO).is_ok());
-    assert!(matches!(
-        after.authorize_reject(0, Duration::ZERO),
-        Err(Refusal::Attempts(_))
-    ));
+    let plan = after.plan_reject(Duration::ZERO).expect("one repair left");
+    assert!(after.commit(plan, 0).is_ok());
+    assert!(matches!(after.plan_reject(Duration::ZERO), Err(Refusal::Attempts(_))));
 
-    let mut forged = budget.task(&shared, "u");
+    let mut forged = budget.task();
     forged.restore(gate_budget::TaskBudgetState {
         repairs: 99,
         retries: 99,
         ..state
     });
     assert_eq!((forged.attempts().used(), forged.retries()), (2, 2));
-    assert!(forged.authorize_reject(0, Duration::ZERO).is_err());
+    assert!(forged.plan_reject(Duration::ZERO).is_err());
 }

@@ -1,23 +1,24 @@
 //! Property tests: the budgets against simple reference models, on paused time.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use gate_budget::{Backoff, LatencyBudget, Pushback, RepairTokenBudget, RetryBudget};
+use gate_budget::{Backoff, LatencyBudget, Pushback, RetryBudget, TokenLimit, TokenWindow};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Charge { user: u8, tokens: u64 },
-    Advance { millis: u64 },
+    Reserve { tokens: u64 },
+    Settle { actual: u64 },
+    Advance { millis: i64 },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0u8..3, 0u64..400).prop_map(|(user, tokens)| Op::Charge { user, tokens }),
-        1 => (0u64..4_000).prop_map(|millis| Op::Advance { millis }),
+        4 => (0u64..400).prop_map(|tokens| Op::Reserve { tokens }),
+        1 => (0u64..400).prop_map(|actual| Op::Settle { actual }),
+        2 => (0i64..4_000).prop_map(|millis| Op::Advance { millis }),
     ]
 }
 
@@ -30,46 +31,53 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 }
 
 proptest! {
-    // The token window agrees with a model that keeps every charge with its
-    // time and forgets it once its slot (aligned to the user's first charge)
-    // is ten slots old; no user is ever charged past the limit.
+    // The token window agrees with a model that keeps every amount with its
+    // time and forgets it once the amount's second (a tenth of the 10 s
+    // window) is eleven seconds old; a reservation is granted exactly when
+    // the counted amounts plus the request fit the limit (or it is empty). Settling the last
+    // reservation refunds to its bucket or charges the excess now.
     #[test]
-    fn token_window_matches_the_model(ops in proptest::collection::vec(op(), 1..200)) {
-        let rt = paused_runtime();
-        rt.block_on(async {
-            let limit = 1_000u64;
-            let window = Duration::from_secs(10);
-            let slot = window / 10;
-            let b = RepairTokenBudget::new(limit, window).expect("valid");
-            let start = tokio::time::Instant::now();
-            // user → (origin, [(time, tokens)])
-            let mut model: HashMap<u8, (tokio::time::Instant, Vec<(tokio::time::Instant, u64)>)> = HashMap::new();
-            for op in ops {
-                match op {
-                    Op::Advance { millis } => tokio::time::advance(Duration::from_millis(millis)).await,
-                    Op::Charge { user, tokens } => {
-                        let now = tokio::time::Instant::now();
-                        let name = format!("u{user}");
-                        let entry = model.entry(user).or_insert((now, Vec::new()));
-                        let origin = entry.0;
-                        let slot_of = |t: tokio::time::Instant| (t - origin).as_nanos() / slot.as_nanos();
-                        let current = slot_of(now);
-                        let used: u64 =
-                            entry.1.iter().filter(|(t, _)| current - slot_of(*t) < 10).map(|(_, n)| n).sum();
-                        let result = b.try_charge(&name, tokens);
-                        if used + tokens <= limit {
-                            prop_assert_eq!(result.map(|c| c.remaining), Ok(limit - used - tokens));
-                            entry.1.push((now, tokens));
-                        } else {
-                            prop_assert!(result.is_err());
+    fn token_window_matches_the_model(start in 0i64..1_000_000_000_000, ops in proptest::collection::vec(op(), 1..200)) {
+        let limit = TokenLimit::new(1_000, Duration::from_secs(10)).expect("valid");
+        let mut w = TokenWindow::default();
+        let mut now = start;
+        // (second the amount counts from, tokens)
+        let mut model: Vec<(i64, i64)> = Vec::new();
+        let mut last: Option<(gate_budget::Reservation, usize)> = None;
+        let second = |t: i64| t.div_euclid(1_000);
+        for op in ops {
+            let counted = |model: &[(i64, i64)], now: i64| -> u64 {
+                let sum: i64 = model.iter().filter(|(s, _)| second(now) - s <= 10).map(|(_, n)| n).sum();
+                u64::try_from(sum.max(0)).unwrap_or(0)
+            };
+            match op {
+                Op::Advance { millis } => now += millis,
+                Op::Reserve { tokens } => {
+                    let used = counted(&model, now);
+                    let result = w.reserve(&limit, now, tokens);
+                    if tokens == 0 || used + tokens <= 1_000 {
+                        prop_assert!(result.is_ok());
+                        model.push((second(now), tokens as i64));
+                        last = result.ok().map(|r| (r, model.len() - 1));
+                    } else {
+                        prop_assert!(result.is_err());
+                    }
+                }
+                Op::Settle { actual } => {
+                    if let Some((r, at)) = last.take() {
+                        let estimate = r.tokens as i64;
+                        let actual_i = actual as i64;
+                        if actual_i >= estimate {
+                            model.push((second(now), actual_i - estimate));
+                        } else if second(now) - model[at].0 <= 10 {
+                            model[at].1 -= estimate - actual_i;
                         }
-                        prop_assert!(b.used(&name) <= limit);
+                        w.settle(&limit, now, &[r], actual);
                     }
                 }
             }
-            prop_assert!(tokio::time::Instant::now() >= start);
-            Ok(())
-        })?;
+            prop_assert_eq!(w.used(&limit, now), counted(&model, now));
+        }
     }
 
     // With no reserve, retries over any run of deposits made inside one window

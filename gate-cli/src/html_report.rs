@@ -1,6 +1,7 @@
 //! `gate report --html`: the decision log as one self-contained HTML page, so an
-//! operator can see at a glance whether rejections work and what repair costs,
-//! and can mail or archive the page without it ever loading anything.
+//! operator can see at a glance whether rejections work, why tasks failed and
+//! what repair costs, and can mail or archive the page without it ever loading
+//! anything.
 //!
 //! The page holds three charts drawn as inline SVG on the Rust side (they show
 //! even with scripts disabled and are testable as text): decisions by failure
@@ -9,26 +10,30 @@
 //! tables, then marks `<html data-rendered="yes">` for automated checks. A
 //! Content-Security-Policy with `default-src 'none'` forbids every network load.
 //!
-//! Every text that comes from a record (task, user, tool, class, action, call
-//! id, intent key) may be hostile, since tool names come from the model: all of
-//! it goes through [`esc`], and none of it is ever placed in a script, a style,
-//! a URL or an element or attribute name. Output size is bounded whatever the
-//! log holds: classes, tasks, tools and failure rows are capped (the rest is
-//! summed into "other" or counted in a note) and long labels are cut.
+//! Every metric comes from [`DecisionReport`], computed once per page: the
+//! ledger defines the report's figures (what follows a rejection, fails by
+//! reason, repair tokens per task) once, and `gate report`'s text, its
+//! `--json` and this page are views of it. [`gate_ledger::FollowUps`]
+//! documents what counts as a valid call after a rejection. The records
+//! themselves only give what the report does not hold: when each decision
+//! was made (the timeline), who ran each task and the failure rows.
 //!
-//! Rejection → valid call: for each `reject`, the next decision **of the same
-//! tool in the same task** (log order); it counts as a valid call when that
-//! decision's action is `return` or `retry` (the call passed validation). The
-//! page also shows the ledger's own figure ([`gate_ledger::DecisionReport`]),
-//! which looks at the next decision of the task whatever its tool.
+//! Every text that comes from a record (task, user, tool, call id, intent key)
+//! may be hostile, since tool names come from the model: all of it goes
+//! through [`esc`], and none of it is ever placed in a script, a style, a URL
+//! or an element or attribute name. Classes, actions and fail reasons are
+//! gate's closed vocabulary ([`gate_ledger::vocab`]); each class has a fixed
+//! colour, chosen by an exhaustive `match`. Output size is bounded whatever the
+//! log holds: tasks, tools and failure rows are capped (the rest is counted in
+//! a note) and long labels are cut.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use gate_ledger::{DecisionRecord, DecisionReport};
+use gate_ledger::{
+    Action, Ambiguity, DecisionRecord, DecisionReport, FailReason, FailureClass, FollowUps, TaskSummary,
+};
 
-/// Most failure classes drawn separately in the timeline; the rest is "other".
-const MAX_CLASSES: usize = 8;
 /// Most tasks in the repair-token chart.
 const MAX_TASK_BARS: usize = 40;
 /// Most tools in the rejection chart.
@@ -44,22 +49,57 @@ const MAX_BUCKETS: i128 = 30;
 
 const CHART_WIDTH: i64 = 860;
 
-/// Colours for well-known failure classes (Okabe–Ito, readable by colour-blind
-/// readers); other classes take [`SPARE_COLOURS`] in order.
-const CLASS_COLOURS: [(&str, &str); 6] = [
-    ("structural", "#D55E00"),
-    ("ambiguous", "#E69F00"),
-    ("outcome_unknown", "#CC79A7"),
-    ("definitive", "#0072B2"),
-    ("internal", "#5a2d82"),
-    ("none", "#009E73"),
-];
-const SPARE_COLOURS: [&str; 6] = ["#56B4E9", "#8c6d31", "#b5cf6b", "#e7969c", "#17becf", "#393b79"];
-const OTHER_COLOUR: &str = "#9a9a9a";
+/// Every series of the timeline and row of the class × action table, in the
+/// order they are shown: the failure classes, then "none" (nothing failed).
+fn classes() -> impl Iterator<Item = Option<FailureClass>> {
+    FailureClass::ALL.iter().copied().map(Some).chain(std::iter::once(None))
+}
+
+/// The name shown for a class: its vocabulary name, or "none".
+fn class_name(class: Option<FailureClass>) -> &'static str {
+    class.map_or("none", FailureClass::as_str)
+}
+
+/// The fixed colour of a class (Okabe–Ito where it has enough colours, so
+/// colour-blind readers can tell them apart; the ambiguous classes share a
+/// family of ambers). Exhaustive, so a new class cannot go without one.
+fn class_colour(class: Option<FailureClass>) -> &'static str {
+    match class {
+        None => "#009E73",
+        Some(FailureClass::Structural) => "#D55E00",
+        Some(FailureClass::Ambiguous(ambiguity)) => match ambiguity {
+            Ambiguity::WrongTarget => "#E69F00",
+            Ambiguity::NothingFound => "#A67C00",
+            Ambiguity::Unreadable => "#8c6d31",
+        },
+        Some(FailureClass::Transient) => "#56B4E9",
+        Some(FailureClass::OutcomeUnknown) => "#CC79A7",
+        Some(FailureClass::Definitive) => "#0072B2",
+        Some(FailureClass::Internal) => "#5a2d82",
+    }
+}
+
+/// The four follow-ups of a rejection as the rejection chart names and
+/// colours them. Destructured, so a new kind of follow-up cannot go unshown.
+fn follow_up_series(f: &FollowUps) -> [(&'static str, &'static str, u64); 4] {
+    let FollowUps {
+        valid,
+        rejected_again,
+        failed,
+        nothing,
+    } = *f;
+    [
+        ("valid call next", "#009E73", valid),
+        ("rejected again", "#E69F00", rejected_again),
+        ("task failed next", "#D55E00", failed),
+        ("nothing followed", "#bdbdbd", nothing),
+    ]
+}
 
 /// Renders `records` (log order, oldest first, as `Ledger::list_decisions`
 /// returns them) as one self-contained HTML page.
 pub(crate) fn render(records: &[DecisionRecord]) -> String {
+    let report = DecisionReport::from_records(records);
     // Stable, so decisions with the same timestamp keep their log order.
     let mut sorted: Vec<&DecisionRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.at);
@@ -73,15 +113,14 @@ pub(crate) fn render(records: &[DecisionRecord]) -> String {
             "<section><p class=\"empty\" id=\"empty\">The decision log is empty: nothing to chart.</p></section>\n",
         );
     } else {
-        let followups = rejection_followups(&sorted);
-        summary(&mut page, &sorted, &followups);
+        summary(&mut page, &sorted, &report);
         page.push_str("<main>\n");
         timeline_section(&mut page, &sorted);
-        repair_tokens_section(&mut page, &sorted);
-        rejection_section(&mut page, records, &followups);
-        class_action_section(&mut page, &sorted);
-        tasks_section(&mut page, &sorted);
-        failures_section(&mut page, &sorted);
+        repair_tokens_section(&mut page, &report);
+        rejection_section(&mut page, &report);
+        class_action_section(&mut page, &report);
+        tasks_section(&mut page, &report);
+        failures_section(&mut page, &sorted, &report);
     }
     page.push_str("</main>\n<footer>Generated by <code>gate report --html</code> from the decision log. ");
     page.push_str("Self-contained: no scripts, fonts or images are loaded from anywhere.</footer>\n");
@@ -210,7 +249,7 @@ fn label(s: &str) -> String {
 
 /// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC (proleptic
 /// Gregorian, Howard Hinnant's civil-from-days), valid for every `i64`.
-fn fmt_time(ms: i64) -> String {
+pub(crate) fn fmt_time(ms: i64) -> String {
     let (date, secs) = civil(ms);
     format!("{date} {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
@@ -247,114 +286,33 @@ fn pct(num: u64, den: u64) -> String {
     }
 }
 
-fn is(action: &str, name: &str) -> bool {
-    action.eq_ignore_ascii_case(name)
-}
-
-/// What followed one rejection.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum FollowUp {
-    /// The next call of the same tool in the task passed validation.
-    Valid,
-    /// It was rejected again.
-    RejectedAgain,
-    /// It failed (or another action).
-    Failed,
-    /// The task never called that tool again.
-    Nothing,
-}
-
-const FOLLOW_UPS: [(FollowUp, &str, &str); 4] = [
-    (FollowUp::Valid, "valid call next", "#009E73"),
-    (FollowUp::RejectedAgain, "rejected again", "#E69F00"),
-    (FollowUp::Failed, "failed or other", "#D55E00"),
-    (FollowUp::Nothing, "tool not called again", "#bdbdbd"),
-];
-
-/// Per tool: counts of each [`FollowUp`], in [`FOLLOW_UPS`] order.
-struct Followups {
-    by_tool: BTreeMap<String, [u64; 4]>,
-    total: [u64; 4],
-}
-
-impl Followups {
-    fn rejections(&self) -> u64 {
-        self.total.iter().sum()
-    }
-}
-
-/// Scans each task backwards, remembering per tool the action of the nearest
-/// later decision, so the whole log is one pass.
-///
-/// A rejected name that never ran anywhere in the log is a hallucinated tool
-/// name: the model fixes it by calling a *different* (the real) tool, so its
-/// follow-up is the task's next decision, whatever its tool.
-fn rejection_followups(sorted: &[&DecisionRecord]) -> Followups {
-    let mut by_task: HashMap<&str, Vec<&DecisionRecord>> = HashMap::new();
-    for r in sorted {
-        by_task.entry(r.task_id.as_str()).or_default().push(r);
-    }
-    let ran: BTreeSet<&str> = sorted
-        .iter()
-        .filter(|r| !is(&r.action, "reject"))
-        .map(|r| r.tool.as_str())
-        .collect();
-    let mut out = Followups {
-        by_tool: BTreeMap::new(),
-        total: [0; 4],
-    };
-    for decisions in by_task.values() {
-        let mut next_action: HashMap<&str, &str> = HashMap::new();
-        let mut next_in_task: Option<&str> = None;
-        for r in decisions.iter().rev() {
-            if is(&r.action, "reject") {
-                let next = if ran.contains(r.tool.as_str()) {
-                    next_action.get(r.tool.as_str()).copied()
-                } else {
-                    next_in_task
-                };
-                let follow = match next {
-                    None => FollowUp::Nothing,
-                    Some(a) if is(a, "return") || is(a, "retry") => FollowUp::Valid,
-                    Some(a) if is(a, "reject") => FollowUp::RejectedAgain,
-                    Some(_) => FollowUp::Failed,
-                };
-                let slot = FOLLOW_UPS.iter().position(|(f, _, _)| *f == follow).unwrap_or(3);
-                out.by_tool.entry(r.tool.clone()).or_insert([0; 4])[slot] += 1;
-                out.total[slot] += 1;
-            }
-            next_action.insert(r.tool.as_str(), r.action.as_str());
-            next_in_task = Some(r.action.as_str());
-        }
-    }
-    out
-}
-
-fn summary(page: &mut String, sorted: &[&DecisionRecord], followups: &Followups) {
-    let tasks: BTreeSet<&str> = sorted.iter().map(|r| r.task_id.as_str()).collect();
+fn summary(page: &mut String, sorted: &[&DecisionRecord], report: &DecisionReport) {
+    let tasks = report.tasks.len();
     let users: BTreeSet<&str> = sorted.iter().map(|r| r.user.as_str()).collect();
     let first = sorted.first().map(|r| r.at.as_millis()).unwrap_or(0);
     let last = sorted.last().map(|r| r.at.as_millis()).unwrap_or(0);
-    let tokens: i64 = sorted.iter().fold(0i64, |a, r| a.saturating_add(r.repair_tokens));
-    let latency: i64 = sorted.iter().fold(0i64, |a, r| a.saturating_add(r.latency_added_ms));
-    let count = |name: &str| sorted.iter().filter(|r| is(&r.action, name)).count();
+    let tokens = report.tasks.iter().fold(0i64, |a, t| a.saturating_add(t.repair_tokens));
+    let latency = report
+        .tasks
+        .iter()
+        .fold(0i64, |a, t| a.saturating_add(t.latency_added_ms));
     let _ = writeln!(
         page,
-        "<p class=\"sub\">{} decisions in {} tasks of {} users, {} to {} UTC</p>",
-        sorted.len(),
-        tasks.len(),
+        "<p class=\"sub\">{} decisions in {tasks} tasks of {} users, {} to {} UTC</p>",
+        report.total,
         users.len(),
         fmt_time(first),
         fmt_time(last)
     );
     page.push_str("<div class=\"cards\">\n");
-    let valid = followups.total[0];
+    let follow_ups = &report.rejection_follow_ups;
+    let retries = report.count(Action::RetryWithCorrection) + report.count(Action::RetryInternally);
     let cards = [
-        ("decisions", sorted.len().to_string()),
-        ("rejections", count("reject").to_string()),
-        ("rejection → valid call", pct(valid, followups.rejections())),
-        ("retries", count("retry").to_string()),
-        ("fails", count("fail").to_string()),
+        ("decisions", report.total.to_string()),
+        ("rejections", report.count(Action::Reject).to_string()),
+        ("rejection → valid call", pct(follow_ups.valid, follow_ups.rejections())),
+        ("retries", retries.to_string()),
+        ("fails", report.count(Action::Fail).to_string()),
         ("repair tokens", tokens.to_string()),
         ("latency added", format!("{:.1} s", latency as f64 / 1000.0)),
     ];
@@ -400,38 +358,11 @@ fn bucket_width(first: i64, last: i64) -> i128 {
 fn timeline_section(page: &mut String, sorted: &[&DecisionRecord]) {
     page.push_str("<section id=\"timeline-section\"><h2>Decisions by failure class over time</h2>\n");
 
-    let mut class_counts: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in sorted {
-        *class_counts.entry(r.class.as_str()).or_default() += 1;
-    }
-    let mut classes: Vec<(&str, u64)> = class_counts.into_iter().collect();
-    classes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let has_other = classes.len() > MAX_CLASSES;
-    let shown: Vec<&str> = classes
-        .iter()
-        .take(if has_other { MAX_CLASSES - 1 } else { MAX_CLASSES })
-        .map(|c| c.0)
-        .collect();
-    let series_count = shown.len() + usize::from(has_other);
-    let series_of = |class: &str| shown.iter().position(|c| *c == class).unwrap_or(shown.len());
-    let mut spare = SPARE_COLOURS.iter();
-    let colours: Vec<&str> = shown
-        .iter()
-        .map(|c| {
-            CLASS_COLOURS
-                .iter()
-                .find(|(name, _)| name == c)
-                .map(|(_, colour)| *colour)
-                .or_else(|| spare.next().copied())
-                .unwrap_or(OTHER_COLOUR)
-        })
-        .chain(has_other.then_some(OTHER_COLOUR))
-        .collect();
-    let names: Vec<String> = shown
-        .iter()
-        .map(|c| (*c).to_owned())
-        .chain(has_other.then(|| format!("other ({} classes)", classes.len() - shown.len())))
-        .collect();
+    // The vocabulary is closed, so every class present is a series of its own.
+    let present: BTreeSet<Option<FailureClass>> = sorted.iter().map(|r| r.class).collect();
+    let shown: Vec<Option<FailureClass>> = classes().filter(|c| present.contains(c)).collect();
+    let series_count = shown.len();
+    let series_of = |class: Option<FailureClass>| shown.iter().position(|c| *c == class);
 
     let first = sorted.first().map(|r| r.at.as_millis()).unwrap_or(0);
     let last = sorted.last().map(|r| r.at.as_millis()).unwrap_or(0);
@@ -443,7 +374,7 @@ fn timeline_section(page: &mut String, sorted: &[&DecisionRecord]) {
     for r in sorted {
         let b = ((i128::from(r.at.as_millis()) - start) / width).clamp(0, buckets - 1);
         let b = usize::try_from(b).unwrap_or(0);
-        if let Some(slot) = counts.get_mut(b).and_then(|row| row.get_mut(series_of(&r.class))) {
+        if let Some(slot) = series_of(r.class).and_then(|s| counts.get_mut(b).and_then(|row| row.get_mut(s))) {
             *slot += 1;
         }
     }
@@ -462,8 +393,9 @@ fn timeline_section(page: &mut String, sorted: &[&DecisionRecord]) {
     };
 
     page.push_str("<ul class=\"legend\">");
-    for (i, (name, colour)) in names.iter().zip(&colours).enumerate() {
-        let total: u64 = counts.iter().map(|b| b[i]).sum();
+    for (i, class) in shown.iter().enumerate() {
+        let (name, colour) = (class_name(*class), class_colour(*class));
+        let total: u64 = counts.iter().filter_map(|b| b.get(i)).sum();
         let _ = write!(
             page,
             "<li><button type=\"button\" data-toggle-series=\"{i}\" aria-pressed=\"true\" title=\"{}\">\
@@ -494,12 +426,12 @@ fn timeline_section(page: &mut String, sorted: &[&DecisionRecord]) {
         let from = bucket_ms(i);
         let to = bucket_ms(i + 1);
         let mut tip = format!("{} – {} UTC", fmt_time(from), fmt_time(to));
-        for (s, n) in bucket.iter().enumerate() {
+        for (n, class) in bucket.iter().zip(&shown) {
             if *n > 0 {
-                let _ = write!(tip, "\n{}: {n}", names.get(s).map(String::as_str).unwrap_or("?"));
+                let _ = write!(tip, "\n{}: {n}", class_name(*class));
             }
         }
-        for (s, n) in bucket.iter().enumerate() {
+        for (s, (n, class)) in bucket.iter().zip(&shown).enumerate() {
             if *n == 0 {
                 continue;
             }
@@ -509,7 +441,7 @@ fn timeline_section(page: &mut String, sorted: &[&DecisionRecord]) {
                 page,
                 "<rect class=\"bar\" data-series=\"{s}\" data-count=\"{n}\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bar_w:.1}\" \
                  height=\"{h:.1}\" fill=\"{}\"><title>{}</title></rect>",
-                colours.get(s).copied().unwrap_or(OTHER_COLOUR),
+                class_colour(*class),
                 esc(&tip)
             );
         }
@@ -666,26 +598,23 @@ fn hbar_chart(page: &mut String, id: &str, aria: &str, rows: &[BarRow], unit: &s
     page.push_str("</svg>\n");
 }
 
-fn repair_tokens_section(page: &mut String, sorted: &[&DecisionRecord]) {
+fn repair_tokens_section(page: &mut String, report: &DecisionReport) {
     page.push_str("<section id=\"tokens-section\"><h2>Repair tokens per task</h2>\n");
-    let mut per_task: HashMap<&str, i64> = HashMap::new();
-    for r in sorted {
-        let t = per_task.entry(r.task_id.as_str()).or_default();
-        *t = t.saturating_add(r.repair_tokens);
-    }
-    let mut tasks: Vec<(&str, i64)> = per_task.into_iter().collect();
+    let mut tasks: Vec<(&str, i64)> = report
+        .tasks
+        .iter()
+        .map(|t| (t.task_id.as_str(), t.repair_tokens))
+        .collect();
     tasks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let with_repair = tasks.iter().filter(|t| t.1 != 0).count();
     let total: i64 = tasks.iter().fold(0i64, |a, t| a.saturating_add(t.1));
+    let mean = report
+        .mean_repair_tokens_per_task
+        .map_or_else(|| "n/a".to_owned(), |m| format!("{m:.0}"));
     let _ = writeln!(
         page,
-        "<p class=\"note\">{with_repair} of {} tasks spent repair tokens; {total} in all, {} per task on average.</p>",
+        "<p class=\"note\">{with_repair} of {} tasks spent repair tokens; {total} in all, {mean} per task on average.</p>",
         tasks.len(),
-        if tasks.is_empty() {
-            "n/a".to_owned()
-        } else {
-            format!("{:.0}", total as f64 / tasks.len() as f64)
-        }
     );
     let rows: Vec<BarRow> = tasks
         .iter()
@@ -714,10 +643,11 @@ fn repair_tokens_section(page: &mut String, sorted: &[&DecisionRecord]) {
     page.push_str("</section>\n");
 }
 
-fn rejection_section(page: &mut String, records: &[DecisionRecord], followups: &Followups) {
+fn rejection_section(page: &mut String, report: &DecisionReport) {
     page.push_str("<section id=\"rejection-section\"><h2>Rejection → valid call</h2>\n");
-    let rejections = followups.rejections();
-    let valid = followups.total[0];
+    let follow_ups = &report.rejection_follow_ups;
+    let rejections = follow_ups.rejections();
+    let valid = follow_ups.valid;
     let _ = writeln!(
         page,
         "<p class=\"big\" id=\"rejection-rate\" data-rejections=\"{rejections}\" data-valid=\"{valid}\">{}</p>",
@@ -726,47 +656,36 @@ fn rejection_section(page: &mut String, records: &[DecisionRecord], followups: &
     let _ = writeln!(
         page,
         "<p class=\"note\">Share of rejections whose next call of the same tool in the same task passed \
-         validation (was returned or retried): {valid} of {rejections}; for a tool name that never ran (a \
-         hallucinated name), the task's next call counts. A high share means the rejection messages are \
-         actionable.</p>"
-    );
-    let ledger = DecisionReport::from_records(records);
-    let _ = writeln!(
-        page,
-        "<p class=\"note\" id=\"ledger-rate\">For comparison, <code>gate report</code>’s figure (next decision \
-         of the task, whatever its tool): {} of {} ({}).</p>",
-        ledger.rejections_followed_by_valid_call,
-        ledger.rejections,
-        pct(ledger.rejections_followed_by_valid_call, ledger.rejections)
+         validation (was returned, replayed or retried): {valid} of {rejections}; for a tool name that never \
+         passed validation anywhere in the log (a hallucinated name), the task's next call counts. A high share \
+         means the rejection messages are actionable.</p>"
     );
     if rejections == 0 {
         page.push_str("<p class=\"empty\">No rejections in this log.</p></section>\n");
         return;
     }
     page.push_str("<ul class=\"legend\">");
-    for (i, (_, name, colour)) in FOLLOW_UPS.iter().enumerate() {
+    for (name, colour, n) in follow_up_series(follow_ups) {
         let _ = write!(
             page,
-            "<li><span class=\"swatch\" style=\"background:{colour}\"></span>{name} ({})</li>",
-            followups.total[i]
+            "<li><span class=\"swatch\" style=\"background:{colour}\"></span>{name} ({n})</li>"
         );
     }
     page.push_str("</ul>\n");
-    let mut tools: Vec<(&String, &[u64; 4])> = followups.by_tool.iter().collect();
-    tools.sort_by(|a, b| b.1.iter().sum::<u64>().cmp(&a.1.iter().sum::<u64>()).then(a.0.cmp(b.0)));
+    let mut tools: Vec<(&String, &FollowUps)> = report.rejection_follow_ups_by_tool.iter().collect();
+    tools.sort_by(|a, b| b.1.rejections().cmp(&a.1.rejections()).then(a.0.cmp(b.0)));
     let rows: Vec<BarRow> = tools
         .iter()
         .take(MAX_TOOL_BARS)
         .map(|(tool, counts)| {
-            let total: u64 = counts.iter().sum();
-            let segs = FOLLOW_UPS
-                .iter()
-                .zip(counts.iter())
-                .map(|((_, name, colour), n)| {
+            let total = counts.rejections();
+            let segs = follow_up_series(counts)
+                .into_iter()
+                .map(|(name, colour, n)| {
                     (
-                        i64::try_from(*n).unwrap_or(i64::MAX),
-                        *colour,
-                        format!("{tool}: {n} of {total} rejections: {name} ({})", pct(*n, total)),
+                        i64::try_from(n).unwrap_or(i64::MAX),
+                        colour,
+                        format!("{tool}: {n} of {total} rejections: {name} ({})", pct(n, total)),
                     )
                 })
                 .collect();
@@ -790,34 +709,33 @@ fn rejection_section(page: &mut String, records: &[DecisionRecord], followups: &
     page.push_str("</section>\n");
 }
 
-fn class_action_section(page: &mut String, sorted: &[&DecisionRecord]) {
+fn class_action_section(page: &mut String, report: &DecisionReport) {
     page.push_str("<section id=\"class-action-section\"><h2>Failure class × action</h2>\n");
-    let mut cells: BTreeMap<(&str, &str), u64> = BTreeMap::new();
-    let mut actions: BTreeSet<&str> = BTreeSet::new();
-    let mut classes: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in sorted {
-        *cells.entry((r.class.as_str(), r.action.as_str())).or_default() += 1;
-        actions.insert(r.action.as_str());
-        *classes.entry(r.class.as_str()).or_default() += 1;
+    let mut cells: BTreeMap<(Option<FailureClass>, Action), u64> = BTreeMap::new();
+    for c in &report.by_class_action {
+        *cells.entry((c.class, c.action)).or_default() += c.count;
     }
-    // Both axes are capped so a log full of made-up names stays a table.
-    let actions: Vec<&str> = actions.into_iter().take(12).collect();
-    let mut class_list: Vec<(&str, u64)> = classes.into_iter().collect();
-    class_list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let actions: Vec<Action> = Action::ALL
+        .iter()
+        .copied()
+        .filter(|a| cells.keys().any(|(_, b)| b == a))
+        .collect();
     page.push_str("<table class=\"sortable\" id=\"class-action\"><thead><tr><th>class</th>");
     for a in &actions {
-        let _ = write!(page, "<th class=\"n\" title=\"{}\">{}</th>", esc(a), label(a));
+        let _ = write!(page, "<th class=\"n\">{}</th>", esc(a.as_str()));
     }
     page.push_str("<th class=\"n\">total</th></tr></thead><tbody>\n");
-    for (class, total) in class_list.iter().take(50) {
-        let _ = write!(
-            page,
-            "<tr><td class=\"t\" title=\"{}\">{}</td>",
-            esc(class),
-            label(class)
-        );
-        for a in &actions {
-            let n = cells.get(&(*class, *a)).copied().unwrap_or(0);
+    for class in classes() {
+        let row: Vec<u64> = actions
+            .iter()
+            .map(|a| cells.get(&(class, *a)).copied().unwrap_or(0))
+            .collect();
+        let total: u64 = row.iter().sum();
+        if total == 0 {
+            continue;
+        }
+        let _ = write!(page, "<tr><td class=\"t\">{}</td>", esc(class_name(class)));
+        for n in row {
             let _ = write!(page, "<td class=\"n\" data-v=\"{n}\">{n}</td>");
         }
         let _ = writeln!(page, "<td class=\"n\" data-v=\"{total}\">{total}</td></tr>");
@@ -825,63 +743,38 @@ fn class_action_section(page: &mut String, sorted: &[&DecisionRecord]) {
     page.push_str("</tbody></table>\n</section>\n");
 }
 
-fn tasks_section(page: &mut String, sorted: &[&DecisionRecord]) {
-    struct Row<'a> {
-        user: &'a str,
-        decisions: u64,
-        rejections: u64,
-        fails: u64,
-        tokens: i64,
-        latency: i64,
-        last_at: i64,
-        last_action: &'a str,
-    }
-    let mut rows: BTreeMap<&str, Row<'_>> = BTreeMap::new();
-    for r in sorted {
-        let row = rows.entry(r.task_id.as_str()).or_insert(Row {
-            user: r.user.as_str(),
-            decisions: 0,
-            rejections: 0,
-            fails: 0,
-            tokens: 0,
-            latency: 0,
-            last_at: r.at.as_millis(),
-            last_action: r.action.as_str(),
-        });
-        row.decisions += 1;
-        row.rejections += u64::from(is(&r.action, "reject"));
-        row.fails += u64::from(is(&r.action, "fail"));
-        row.tokens = row.tokens.saturating_add(r.repair_tokens);
-        row.latency = row.latency.saturating_add(r.latency_added_ms);
-        row.last_at = r.at.as_millis();
-        row.last_action = r.action.as_str();
-    }
-    let mut list: Vec<(&str, Row<'_>)> = rows.into_iter().collect();
-    list.sort_by(|a, b| b.1.tokens.cmp(&a.1.tokens).then(a.0.cmp(b.0)));
+fn tasks_section(page: &mut String, report: &DecisionReport) {
+    let mut list: Vec<&TaskSummary> = report.tasks.iter().collect();
+    list.sort_by(|a, b| {
+        b.repair_tokens
+            .cmp(&a.repair_tokens)
+            .then(a.task_id.cmp(&b.task_id))
+            .then(a.user.cmp(&b.user))
+    });
     let _ = writeln!(page, "<section id=\"tasks-section\"><h2>Tasks ({})</h2>", list.len());
     page.push_str(
         "<table class=\"sortable\" id=\"tasks\"><thead><tr><th>task</th><th>user</th><th class=\"n\">decisions</th>\
          <th class=\"n\">rejections</th><th class=\"n\">fails</th><th class=\"n\">repair tokens</th>\
          <th class=\"n\">latency added (ms)</th><th>last decision (UTC)</th><th>last action</th></tr></thead><tbody>\n",
     );
-    for (task, r) in list.iter().take(MAX_TASK_ROWS) {
+    for t in list.iter().take(MAX_TASK_ROWS) {
         let _ = writeln!(
             page,
             "<tr><td class=\"t\" title=\"{}\">{}</td><td class=\"t\" title=\"{}\">{}</td>\
              <td class=\"n\" data-v=\"{d}\">{d}</td><td class=\"n\" data-v=\"{rj}\">{rj}</td>\
-             <td class=\"n\" data-v=\"{f}\">{f}</td><td class=\"n\" data-v=\"{t}\">{t}</td>\
-             <td class=\"n\" data-v=\"{l}\">{l}</td><td>{}</td><td class=\"t\">{}</td></tr>",
-            esc(task),
-            label(task),
-            esc(r.user),
-            label(r.user),
-            fmt_time(r.last_at),
-            label(r.last_action),
-            d = r.decisions,
-            rj = r.rejections,
-            f = r.fails,
-            t = r.tokens,
-            l = r.latency,
+             <td class=\"n\" data-v=\"{f}\">{f}</td><td class=\"n\" data-v=\"{tokens}\">{tokens}</td>\
+             <td class=\"n\" data-v=\"{latency}\">{latency}</td><td>{}</td><td class=\"t\">{}</td></tr>",
+            esc(&t.task_id),
+            label(&t.task_id),
+            esc(&t.user),
+            label(&t.user),
+            fmt_time(t.last_at.as_millis()),
+            esc(t.last_action.as_str()),
+            d = t.decisions,
+            rj = t.rejections,
+            f = t.fails,
+            tokens = t.repair_tokens,
+            latency = t.latency_added_ms,
         );
     }
     page.push_str("</tbody></table>\n");
@@ -895,35 +788,50 @@ fn tasks_section(page: &mut String, sorted: &[&DecisionRecord]) {
     page.push_str("</section>\n");
 }
 
-fn failures_section(page: &mut String, sorted: &[&DecisionRecord]) {
-    let fails: Vec<&&DecisionRecord> = sorted.iter().filter(|r| is(&r.action, "fail")).collect();
+fn failures_section(page: &mut String, sorted: &[&DecisionRecord], report: &DecisionReport) {
+    let fails = report.count(Action::Fail);
     let _ = writeln!(
         page,
-        "<section id=\"failures-section\"><h2>Failures ({})</h2>\
-         <p class=\"note\">Each needs a person or a reconciler: <code>gate reconcile</code> lists them with what to check.</p>",
-        fails.len()
+        "<section id=\"failures-section\"><h2>Failures ({fails})</h2>\
+         <p class=\"note\">Each needs a person: <code>gate reconcile list</code> lists the failed tasks with \
+         what to check, <code>gate reconcile reopen</code> lets one run again.</p>"
     );
-    if fails.is_empty() {
+    if fails == 0 {
         page.push_str("<p class=\"empty\">No failed decisions.</p></section>\n");
         return;
     }
     page.push_str(
-        "<table class=\"sortable\" id=\"failures\"><thead><tr><th>time (UTC)</th><th>task</th><th>tool</th>\
-         <th>class</th><th class=\"n\">attempt</th><th>call id</th><th>intent key</th></tr></thead><tbody>\n",
+        "<table class=\"sortable\" id=\"fails-by-reason\"><thead><tr><th>reason</th><th class=\"n\">fails</th>\
+         </tr></thead><tbody>\n",
     );
-    for r in fails.iter().rev().take(MAX_FAIL_ROWS) {
+    for (reason, n) in &report.fails_by_reason {
+        let _ = writeln!(
+            page,
+            "<tr><td>{}</td><td class=\"n\" data-v=\"{n}\">{n}</td></tr>",
+            esc(reason.as_str())
+        );
+    }
+    page.push_str("</tbody></table>\n");
+    page.push_str(
+        "<table class=\"sortable\" id=\"failures\"><thead><tr><th>time (UTC)</th><th>task</th><th>tool</th>\
+         <th>class</th><th>reason</th><th class=\"n\">attempt</th><th>call id</th><th>intent key</th></tr></thead>\
+         <tbody>\n",
+    );
+    let rows = sorted.iter().rev().filter(|r| r.action == Action::Fail);
+    for r in rows.take(MAX_FAIL_ROWS) {
         let key = r.intent_key.as_deref().unwrap_or("—");
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td class=\"t\" title=\"{}\">{}</td><td class=\"t\" title=\"{}\">{}</td>\
-             <td class=\"t\">{}</td><td class=\"n\" data-v=\"{a}\">{a}</td><td class=\"t\" title=\"{}\">{}</td>\
-             <td class=\"t\" title=\"{}\">{}</td></tr>",
+             <td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"n\" data-v=\"{a}\">{a}</td>\
+             <td class=\"t\" title=\"{}\">{}</td><td class=\"t\" title=\"{}\">{}</td></tr>",
             fmt_time(r.at.as_millis()),
             esc(&r.task_id),
             label(&r.task_id),
             esc(&r.tool),
             label(&r.tool),
-            label(&r.class),
+            esc(class_name(r.class)),
+            esc(r.fail_reason.map_or("—", FailReason::as_str)),
             esc(&r.call_id),
             label(&r.call_id),
             esc(key),
@@ -932,11 +840,10 @@ fn failures_section(page: &mut String, sorted: &[&DecisionRecord]) {
         );
     }
     page.push_str("</tbody></table>\n");
-    if fails.len() > MAX_FAIL_ROWS {
+    if fails > MAX_FAIL_ROWS as u64 {
         let _ = writeln!(
             page,
-            "<p class=\"note\">Showing the latest {MAX_FAIL_ROWS} of {}.</p>",
-            fails.len()
+            "<p class=\"note\">Showing the latest {MAX_FAIL_ROWS} of {fails}.</p>"
         );
     }
     page.push_str("</section>\n");
@@ -966,6 +873,14 @@ mod tests {
         assert_eq!(esc("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
         let long = "é".repeat(100);
         assert_eq!(label(&long).chars().count(), MAX_LABEL);
+    }
+
+    #[test]
+    fn every_class_and_none_has_a_colour_and_a_name_of_its_own() {
+        let colours: BTreeSet<&str> = classes().map(class_colour).collect();
+        let names: BTreeSet<&str> = classes().map(class_name).collect();
+        assert_eq!((colours.len(), names.len()), (9, 9));
+        assert!(names.contains("none") && names.contains("ambiguous_unreadable"));
     }
 
     #[test]

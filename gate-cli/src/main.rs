@@ -42,7 +42,8 @@ enum Command {
     Cost(cost::Args),
     /// Feed a recorded conversation through the policy.
     Replay(replay::Args),
-    /// List, show and resolve intents whose outcome is unknown.
+    /// What waits for a person (intents whose outcome is unknown, failed
+    /// tasks): list, show, resolve and reopen.
     #[command(subcommand)]
     Reconcile(reconcile::Command),
     /// Summarize the decision log of a store.

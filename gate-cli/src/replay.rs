@@ -17,12 +17,13 @@
 //! When gate retries a call internally, the tool answers with the same
 //! recorded outcome again.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gate::{DynamicTool, Gate, Step, ToolCall, ToolError, Toolbox};
+use gate::runtime::Action;
+use gate::{DynamicTool, FailureClass, Gate, Step, ToolCall, ToolError, Toolbox};
 use serde_json::{Value, json};
 
 use crate::{UsageError, load_toolbox, read_input, runtime};
@@ -95,7 +96,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     runtime()?.block_on(async {
         let gate = Gate::builder(tools).store("memory:").seed(0).build().await?;
         let mut task = gate.task_with_id("replay", "task-1");
-        let mut actions: HashMap<&'static str, u64> = HashMap::new();
+        let mut actions: BTreeMap<Action, u64> = BTreeMap::new();
         let mut calls = 0u64;
         let mut tasks = 1u64;
         let mut repair_tokens = 0u64;
@@ -111,7 +112,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             }
             if let Some(usage) = event.get("usage") {
                 let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-                task.record_usage(get("input_tokens"), get("output_tokens"));
+                task.record_usage(get("input_tokens"), get("output_tokens")).await;
                 continue;
             }
             let Some(call) = event.get("call") else {
@@ -137,21 +138,20 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             calls += 1;
             *actions.entry(step.action()).or_default() += 1;
             let class = match &step {
-                Step::Reject(f) | Step::Retry(f) => f.class.as_str(),
-                Step::Fail(r) => r.class.map(|c| c.as_str()).unwrap_or("none"),
-                Step::Return(out) if out.is_error => "definitive",
-                Step::Return(_) => "none",
+                Step::Reject(f) | Step::Retry(f) => Some(f.class),
+                Step::Fail(r) => r.class,
+                Step::Return(out) if out.is_error => Some(FailureClass::Definitive),
+                Step::Return(_) => None,
             };
+            let class = class.map_or("none", FailureClass::as_str);
             let spent = task.repair_tokens().saturating_sub(before);
             if args.json {
                 println!("{}", json!({"call_id": id, "tool": name, "class": class, "decision": step.action(), "repair_tokens": spent, "text": step.model_text()}));
             } else {
-                println!("{id:<12} {name:<20} class={class:<16} decision={:<7} repair_tokens={spent}", step.action());
+                println!("{id:<12} {name:<20} class={class:<23} decision={:<21} repair_tokens={spent}", step.action().as_str());
             }
         }
         repair_tokens += task.repair_tokens();
-        let mut actions: Vec<_> = actions.into_iter().collect();
-        actions.sort();
         let summary = json!({"calls": calls, "tasks": tasks, "repair_tokens": repair_tokens, "decisions": actions.iter().map(|(a, n)| (a.to_string(), json!(n))).collect::<serde_json::Map<_, _>>()});
         if args.json {
             println!("{}", json!({"summary": summary}));

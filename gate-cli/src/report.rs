@@ -1,5 +1,11 @@
-//! `gate report`: what the decision log says about rejections and repair cost.
+//! `gate report`: what the decision log says about rejections, failures and
+//! repair cost.
+//!
+//! Text, `--json` and `--html` are three views of one
+//! [`DecisionReport`](gate::ledger::DecisionReport), the ledger's single
+//! definition of the report's metrics, so they cannot disagree.
 
+use std::fmt::Display;
 use std::process::ExitCode;
 
 use gate::ledger::{DecisionQuery, DecisionReport};
@@ -20,15 +26,16 @@ pub(crate) struct Args {
     html: Option<String>,
 }
 
+/// Runs `gate report`.
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     runtime()?.block_on(async {
         let ledger = gate::ledger::open(&args.store).await?;
         let records = ledger.list_decisions(&DecisionQuery::default()).await?;
-        let report = DecisionReport::from_records(&records);
         if let Some(path) = &args.html {
             std::fs::write(path, crate::html_report::render(&records))
                 .map_err(|e| UsageError(format!("cannot write `{path}`: {e}")))?;
         }
+        let report = DecisionReport::from_records(&records);
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
@@ -38,23 +45,29 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     })
 }
 
+/// ` name=count` for each entry, or ` none`.
+fn counts<K: Display>(entries: impl IntoIterator<Item = (K, u64)>) -> String {
+    let out: String = entries.into_iter().map(|(k, n)| format!(" {k}={n}")).collect();
+    if out.is_empty() { " none".to_owned() } else { out }
+}
+
 fn render_text(report: &DecisionReport) -> String {
     let mut out = format!("{} decisions\n", report.total);
-    out += "by action:";
-    for (action, n) in &report.by_action {
-        out += &format!(" {action}={n}");
-    }
-    out += "\nby class:";
-    for (class, n) in &report.by_class {
-        out += &format!(" {class}={n}");
-    }
-    let share = report
-        .rejection_success_share
+    out += &format!("by action:{}\n", counts(report.by_action.iter().map(|(a, n)| (a, *n))));
+    out += &format!("by class:{}\n", counts(report.by_class.iter().map(|(c, n)| (c, *n))));
+    let follow_ups = &report.rejection_follow_ups;
+    let share = follow_ups
+        .valid_share()
         .map(|s| format!("{:.0}%", s * 100.0))
         .unwrap_or_else(|| "n/a".into());
     out += &format!(
-        "\nrejections: {} ({} followed by a valid call: {share})\n",
-        report.rejections, report.rejections_followed_by_valid_call
+        "rejections: {} ({} followed by a valid call: {share})\n",
+        follow_ups.rejections(),
+        follow_ups.valid
+    );
+    out += &format!(
+        "fails by reason:{}\n",
+        counts(report.fails_by_reason.iter().map(|(r, n)| (r, *n)))
     );
     let mean = report
         .mean_repair_tokens_per_task
@@ -62,7 +75,21 @@ fn render_text(report: &DecisionReport) -> String {
         .unwrap_or_else(|| "n/a".into());
     out += &format!(
         "repair tokens per task: mean {mean} over {} tasks\n",
-        report.repair_tokens_per_task.len()
+        report.tasks.len()
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_log_prints_every_line_with_none_or_n_a() {
+        assert_eq!(
+            render_text(&DecisionReport::default()),
+            "0 decisions\nby action: none\nby class: none\nrejections: 0 (0 followed by a valid call: n/a)\n\
+             fails by reason: none\nrepair tokens per task: mean n/a over 0 tasks\n"
+        );
+    }
 }

@@ -33,6 +33,10 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gate-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -174,7 +178,7 @@ fn replay_prints_each_decision_and_a_summary() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let decisions: Vec<&str> = lines.iter().filter_map(|l| l["decision"].as_str()).collect();
-    assert_eq!(decisions, ["reject", "retry", "return", "fail"]);
+    assert_eq!(decisions, ["reject", "retry_with_correction", "return", "fail"]);
     assert_eq!(lines[0]["class"], "structural");
     assert_eq!(lines[3]["class"], "outcome_unknown");
     assert!(
@@ -269,5 +273,252 @@ fn reconcile_and_report_work_on_a_store_left_by_a_run() {
     assert!(stdout(&out).contains("1 decisions"), "{}", stdout(&out));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg") && page.contains("charge_card"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The tools of the store tests: a lookup that always finds the customer and
+/// a charge that always times out (the charge may have happened).
+fn shop() -> gate::Toolbox {
+    use gate::{DynamicTool, Effects, ToolError, ToolSpec, Toolbox};
+    let lookup = ToolSpec::new(
+        "lookup_customer",
+        "Look up a customer by email.",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"email": {"type": "string"}},
+            "required": ["email"],
+            "additionalProperties": false
+        }),
+        Effects::new().read_only(),
+    )
+    .unwrap();
+    let charge = ToolSpec::new(
+        "charge_card",
+        "Charge a card.",
+        serde_json::json!({"type": "object"}),
+        Effects::new().destructive(),
+    )
+    .unwrap();
+    Toolbox::new()
+        .with(DynamicTool::new(lookup).with_handler(|_, _| async { Ok(serde_json::json!({"id": "cus_1"})) }))
+        .unwrap()
+        .with(DynamicTool::new(charge).with_handler(|_, _| async { Err::<Value, _>(ToolError::Timeout) }))
+        .unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+#[test]
+fn failed_tasks_are_reported_listed_reopened_and_resolved() {
+    use gate::{Gate, Step, ToolCall};
+    let dir = scratch("failed-tasks");
+    let store = format!("sqlite:{}", dir.join("gate.db").display());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // Four tasks, driven through the real runtime (rejection cap 2):
+    // u1/task-fixed: a rejected lookup, then a valid one        → reject, return
+    // u1/task-cap, u2/task-cap: three calls of unknown tools    → reject, reject, fail (rejection_cap)
+    // u1/task-charge: a charge that times out                   → fail (outcome_unknown)
+    let key = rt.block_on(async {
+        let gate = Gate::builder(shop()).store(&store).build().await.unwrap();
+        let mut fixed = gate.task_with_id("u1", "task-fixed");
+        let step = fixed
+            .handle(ToolCall::new("f1", "lookup_customer", r#"{"email": 12345}"#))
+            .await;
+        assert!(matches!(step, Step::Reject(_)), "{step:?}");
+        let step = fixed
+            .handle(ToolCall::new("f2", "lookup_customer", r#"{"email": "a@b.c"}"#))
+            .await;
+        assert!(matches!(step, Step::Return(_)), "{step:?}");
+        for user in ["u1", "u2"] {
+            let mut capped = gate.task_with_id(user, "task-cap");
+            for (i, tool) in ["nope_a", "nope_b", "nope_c"].into_iter().enumerate() {
+                let step = capped.handle(ToolCall::new(format!("{user}-{i}"), tool, "{}")).await;
+                assert_eq!(step.is_fail(), i == 2, "{step:?}");
+            }
+        }
+        let mut charge = gate.task_with_id("u1", "task-charge");
+        charge.intent("pay INV-1");
+        let step = charge
+            .handle(ToolCall::new(
+                "c1",
+                "charge_card",
+                r#"{"customer_id": "c", "amount_cents": 5}"#,
+            ))
+            .await;
+        assert!(step.is_fail(), "{step:?}");
+        charge.intent_key_for("charge_card").unwrap()
+    });
+
+    // 9 decisions: return 1, reject 5, fail 3. Every rejection and the two
+    // rejection-cap fails are structural (7). Only task-fixed's rejection is
+    // followed by a valid call (1 of 5). A task is a user and an id, so the
+    // two users' task-cap tasks are two of its 4 tasks.
+    let out = gate(&["report", "--store", &store], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        "9 decisions\n",
+        "by action: return=1 reject=5 fail=3\n",
+        "by class: structural=7 outcome_unknown=1\n",
+        "rejections: 5 (1 followed by a valid call: 20%)\n",
+        "fails by reason: rejection_cap=2 outcome_unknown=1\n",
+        "over 4 tasks\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    let report = json_of(&gate(&["report", "--store", &store, "--json"], None));
+    assert_eq!(
+        report["fails_by_reason"],
+        serde_json::json!({"rejection_cap": 2, "outcome_unknown": 1})
+    );
+    assert_eq!(report["rejection_follow_ups"]["valid"], 1);
+
+    // The list: the unknown intent, then the three failed tasks, the one that
+    // needs reconciliation first.
+    let out = gate(&["reconcile", "list", "--store", &store], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Intents whose outcome is unknown (1):") && text.contains(&key),
+        "{text}"
+    );
+    let tasks = &text[text.find("Failed tasks (3):").unwrap_or_else(|| panic!("{text}"))..];
+    let rows: Vec<&str> = tasks.lines().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{tasks}");
+    assert!(
+        rows[0].starts_with("task-charge") && rows[0].contains("outcome_unknown") && rows[0].contains(&key),
+        "{tasks}"
+    );
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r.starts_with("task-cap") && r.contains("rejection_cap")),
+        "{tasks}"
+    );
+    let list = |store: &str| json_of(&gate(&["reconcile", "list", "--store", store, "--json"], None));
+    let listed = list(&store);
+    assert_eq!(listed["unresolved_intents"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["unresolved_intents"][0]["key"], key.as_str());
+    let failed = listed["failed_tasks"].as_array().unwrap();
+    assert_eq!(failed.len(), 3);
+    assert_eq!(failed[0]["task_id"], "task-charge");
+    assert_eq!(failed[0]["failure"]["reason"], "outcome_unknown");
+    assert_eq!(failed[0]["failure"]["intent_key"], key.as_str());
+
+    // Reopening: two users have a failed task-cap, so the user must be named.
+    let reopen = |args: &[&str]| {
+        let mut all = vec!["reconcile", "reopen"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--store", &store]);
+        gate(&all, None)
+    };
+    let out = reopen(&["task-cap"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--user"), "{}", stderr(&out));
+    let out = reopen(&["task-cap", "--user", "u2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("reopened task `task-cap` of user `u2`"),
+        "{}",
+        stdout(&out)
+    );
+    let failed = list(&store)["failed_tasks"].clone();
+    let still: Vec<(&str, &str)> = failed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["task_id"].as_str().unwrap(), t["user"].as_str().unwrap()))
+        .collect();
+    assert_eq!(still, [("task-charge", "u1"), ("task-cap", "u1")]);
+    assert_eq!(
+        reopen(&["task-cap"]).status.code(),
+        Some(0),
+        "one user left: no --user needed"
+    );
+    assert_eq!(
+        reopen(&["task-cap"]).status.code(),
+        Some(1),
+        "no failed task-cap is left"
+    );
+    let out = reopen(&["no-such-task", "--user", "u1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no task `no-such-task` of user `u1`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = reopen(&["task-fixed", "--user", "u1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("has not failed"), "{}", stdout(&out));
+
+    // Resolving: the value must be JSON, and only a real outcome has one.
+    let resolve = |outcome: &str, value: &str| {
+        gate(
+            &[
+                "reconcile",
+                "resolve",
+                &key,
+                "--outcome",
+                outcome,
+                "--value",
+                value,
+                "--store",
+                &store,
+            ],
+            None,
+        )
+    };
+    let out = resolve("succeeded", "{bad");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not JSON"), "{}", stderr(&out));
+    assert_eq!(resolve("not-executed", "{}").status.code(), Some(2));
+    assert_eq!(
+        list(&store)["unresolved_intents"].as_array().unwrap().len(),
+        1,
+        "nothing was resolved"
+    );
+    let out = resolve("succeeded", r#"{"charge_id": "ch_1"}"#);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let record = json_of(&out);
+    assert_eq!(record["state"], "reconciled_succeeded");
+    assert!(
+        stderr(&out).contains("reopened task `task-charge` of user `u1`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gate(&["reconcile", "list", "--store", &store], None);
+    assert_eq!(stdout(&out), "Nothing to reconcile.\n");
+
+    // The reopened tasks run again: the capped one calls a real tool, the
+    // charge is replayed with the value the person recorded, not run again.
+    rt.block_on(async {
+        let gate = Gate::builder(shop()).store(&store).build().await.unwrap();
+        let mut capped = gate.task_with_id("u2", "task-cap");
+        let step = capped
+            .handle(ToolCall::new("again", "lookup_customer", r#"{"email": "a@b.c"}"#))
+            .await;
+        assert!(matches!(step, Step::Return(_)), "{step:?}");
+        let mut charge = gate.task_with_id("u1", "task-charge");
+        charge.intent("pay INV-1");
+        let step = charge
+            .handle(ToolCall::new(
+                "c2",
+                "charge_card",
+                r#"{"customer_id": "c", "amount_cents": 5}"#,
+            ))
+            .await;
+        match step {
+            Step::Return(out) => {
+                assert!(out.replayed);
+                assert_eq!(out.value, serde_json::json!({"charge_id": "ch_1"}));
+            }
+            other => panic!("expected the recorded outcome to be replayed: {other:?}"),
+        }
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }

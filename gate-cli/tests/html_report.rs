@@ -1,6 +1,7 @@
 //! The HTML report: self-contained, escaped against hostile record text,
-//! bounded in size, counting rejection → valid call per tool and task, and
-//! rendering in a real browser (headless Chromium) without script errors.
+//! bounded in size, showing the report's figures (rejection → valid call,
+//! fails by reason, every failure class) and rendering in a real browser
+//! (headless Chromium) without script errors.
 //!
 //! The renderer is a private module of the `gate` binary, so it is compiled
 //! into this test directly.
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_ledger::{DecisionRecord, Timestamp};
+use gate_ledger::{Action, Ambiguity, DecisionRecord, FailReason, FailureClass, Timestamp};
 
 /// 2025-11-30 09:00:00 UTC.
 const T0: i64 = 1_764_493_200_000;
@@ -20,23 +21,45 @@ const T0: i64 = 1_764_493_200_000;
 const HOSTILE_TOOL: &str = "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">";
 const HOSTILE_TASK: &str = "</script><script>document.documentElement.setAttribute('data-pwned','script')</script>";
 const HOSTILE_USER: &str = "\"><svg onload=\"document.documentElement.setAttribute('data-pwned','svg')\">";
-const HOSTILE_CLASS: &str = "' onmouseover='document.documentElement.setAttribute(`data-pwned`,`attr`)";
+const HOSTILE_CALL_ID: &str = "' onmouseover='document.documentElement.setAttribute(`data-pwned`,`attr`)";
 
-fn record(at_ms: i64, task: &str, user: &str, tool: &str, class: &str, action: &str, tokens: i64) -> DecisionRecord {
+const STRUCTURAL: Option<FailureClass> = Some(FailureClass::Structural);
+const NOTHING_FOUND: Option<FailureClass> = Some(FailureClass::Ambiguous(Ambiguity::NothingFound));
+const NONE: Option<FailureClass> = None;
+
+/// One decision. A `Fail` gets the reason its class usually has (the fixtures
+/// only need one per class): outcome_unknown and internal for those classes,
+/// rejection_cap otherwise.
+fn record(
+    at_ms: i64,
+    task: &str,
+    user: &str,
+    tool: &str,
+    class: Option<FailureClass>,
+    action: Action,
+    tokens: i64,
+) -> DecisionRecord {
+    let fail_reason = (action == Action::Fail).then_some(match class {
+        Some(FailureClass::OutcomeUnknown) => FailReason::OutcomeUnknown,
+        Some(FailureClass::Internal) => FailReason::Internal,
+        _ => FailReason::RejectionCap,
+    });
     DecisionRecord {
+        id: format!("decision-{at_ms}-{task}"),
         at: Timestamp::from_millis(at_ms),
         task_id: task.to_owned(),
         user: user.to_owned(),
         call_id: format!("call_{at_ms}"),
         tool: tool.to_owned(),
-        class: class.to_owned(),
-        action: action.to_owned(),
+        class,
+        action,
+        fail_reason,
         attempt: 1,
         attempts_used: 0,
         repair_tokens: tokens,
         latency_added_ms: tokens / 10,
         message_hash: "0".repeat(64),
-        intent_key: (action == "fail").then(|| format!("ik-{task}")),
+        intent_key: (action == Action::Fail).then(|| format!("ik-{task}")),
     }
 }
 
@@ -44,35 +67,28 @@ fn record(at_ms: i64, task: &str, user: &str, tool: &str, class: &str, action: &
 /// followed by a valid call, retries, failures, and hostile text everywhere a
 /// string can go.
 fn synthetic() -> Vec<DecisionRecord> {
+    use Action::*;
     let mut out = Vec::new();
     let users = ["alice", "bob", HOSTILE_USER];
     for i in 0..8i64 {
         let task = format!("task-{i}");
         let user = users[(i % 3) as usize];
         let t = T0 + i * 15 * 60_000;
-        out.push(record(t, &task, user, "lookup_customer", "none", "return", 0));
+        out.push(record(t, &task, user, "lookup_customer", NONE, Return, 0));
         out.push(record(
             t + 1_000,
             &task,
             user,
             "charge_card",
-            "structural",
-            "reject",
+            STRUCTURAL,
+            Reject,
             300 + i * 10,
         ));
         if i % 2 == 0 {
-            out.push(record(t + 2_000, &task, user, "charge_card", "none", "return", 0));
+            out.push(record(t + 2_000, &task, user, "charge_card", NONE, Return, 0));
         } else {
-            out.push(record(
-                t + 2_000,
-                &task,
-                user,
-                "charge_card",
-                "structural",
-                "reject",
-                280,
-            ));
-            out.push(record(t + 3_000, &task, user, "charge_card", "structural", "fail", 0));
+            out.push(record(t + 2_000, &task, user, "charge_card", STRUCTURAL, Reject, 280));
+            out.push(record(t + 3_000, &task, user, "charge_card", STRUCTURAL, Fail, 0));
         }
         if i % 3 == 0 {
             out.push(record(
@@ -80,14 +96,22 @@ fn synthetic() -> Vec<DecisionRecord> {
                 &task,
                 user,
                 "search_orders",
-                "ambiguous",
-                "retry",
+                NOTHING_FOUND,
+                RetryWithCorrection,
                 150,
             ));
-            out.push(record(t + 5_000, &task, user, "search_orders", "none", "return", 0));
+            out.push(record(t + 5_000, &task, user, "search_orders", NONE, Return, 0));
         }
         if i == 5 {
-            out.push(record(t + 6_000, &task, user, "refund", "outcome_unknown", "fail", 0));
+            out.push(record(
+                t + 6_000,
+                &task,
+                user,
+                "refund",
+                Some(FailureClass::OutcomeUnknown),
+                Fail,
+                0,
+            ));
         }
     }
     out.push(record(
@@ -95,8 +119,8 @@ fn synthetic() -> Vec<DecisionRecord> {
         HOSTILE_TASK,
         HOSTILE_USER,
         HOSTILE_TOOL,
-        HOSTILE_CLASS,
-        "reject",
+        STRUCTURAL,
+        Reject,
         99,
     ));
     let mut control = record(
@@ -104,10 +128,11 @@ fn synthetic() -> Vec<DecisionRecord> {
         HOSTILE_TASK,
         "\u{0}\u{1b}[31m",
         HOSTILE_TOOL,
-        "internal",
-        "fail",
+        Some(FailureClass::Internal),
+        Fail,
         1,
     );
+    control.call_id = HOSTILE_CALL_ID.to_owned();
     control.intent_key = Some("key\u{7}<b>bold</b>".to_owned());
     out.push(control);
     out
@@ -138,7 +163,7 @@ fn page_is_one_self_contained_document() {
 #[test]
 fn hostile_record_text_is_escaped() {
     let page = html_report::render(&synthetic());
-    for raw in [HOSTILE_TOOL, HOSTILE_TASK, HOSTILE_USER, HOSTILE_CLASS, "<b>bold</b>"] {
+    for raw in [HOSTILE_TOOL, HOSTILE_TASK, HOSTILE_USER, HOSTILE_CALL_ID, "<b>bold</b>"] {
         assert!(!page.contains(raw), "unescaped record text in the page: {raw}");
     }
     assert!(page.contains("&lt;img src=x onerror=&quot;"));
@@ -148,25 +173,91 @@ fn hostile_record_text_is_escaped() {
     assert!(!page.contains('\u{0}') && !page.contains('\u{1b}') && !page.contains('\u{7}'));
 }
 
+/// The synthetic log, counted by hand: per task i (0..8) a lookup returned,
+/// a charge rejected, then the charge returned (even i) or rejected again and
+/// failed (odd i); a search retried and returned for i = 0, 3, 6; a refund
+/// failed with an unknown outcome for i = 5. Then the hostile task: a
+/// rejection of a tool that never ran, and an internal failure.
+#[test]
+fn cards_timeline_and_class_table_count_the_synthetic_log() {
+    let page = html_report::render(&synthetic());
+    for (value, key) in [
+        ("37", "decisions"),
+        ("13", "rejections"),
+        ("3", "retries"),
+        ("6", "fails"),
+    ] {
+        let card = format!("<div class=\"v\">{value}</div><div class=\"k\">{key}</div>");
+        assert!(page.contains(&card), "missing card {card}");
+    }
+    // Every class present is a series: 13 rejections and 4 rejection-cap fails
+    // are structural; 8 lookups, 4 charges and 3 searches returned.
+    let timeline = excerpt_around(&page, "<ul class=\"legend\"><li><button");
+    assert!(page.contains("data-series-count=\"5\""), "{timeline}");
+    for series in [
+        "structural (17)",
+        "ambiguous_nothing_found (3)",
+        "outcome_unknown (1)",
+        "internal (1)",
+        "none (15)",
+    ] {
+        assert!(page.contains(series), "missing series {series}: {timeline}");
+    }
+    // Columns: the actions that occur, in vocabulary order.
+    assert!(page.contains(
+        "<th class=\"n\">return</th><th class=\"n\">reject</th><th class=\"n\">retry_with_correction</th>\
+         <th class=\"n\">fail</th><th class=\"n\">total</th>"
+    ));
+    assert!(
+        page.contains(
+            "<tr><td class=\"t\">structural</td><td class=\"n\" data-v=\"0\">0</td>\
+             <td class=\"n\" data-v=\"13\">13</td><td class=\"n\" data-v=\"0\">0</td>\
+             <td class=\"n\" data-v=\"4\">4</td><td class=\"n\" data-v=\"17\">17</td></tr>"
+        ),
+        "{}",
+        excerpt_around(&page, "id=\"class-action\"")
+    );
+    // Rejections followed by a valid call: the first charge rejection of each
+    // even task (4 of 13).
+    assert!(page.contains("id=\"rejection-rate\" data-rejections=\"13\" data-valid=\"4\">30.8%<"));
+}
+
+#[test]
+fn failures_are_counted_by_reason_and_each_row_names_its_reason() {
+    let page = html_report::render(&synthetic());
+    assert!(page.contains("<h2>Failures (6)</h2>"));
+    let table = excerpt_around(&page, "id=\"fails-by-reason\"");
+    let rows = [
+        "<tr><td>rejection_cap</td><td class=\"n\" data-v=\"4\">4</td></tr>\n",
+        "<tr><td>outcome_unknown</td><td class=\"n\" data-v=\"1\">1</td></tr>\n",
+        "<tr><td>internal</td><td class=\"n\" data-v=\"1\">1</td></tr>\n",
+    ];
+    assert!(page.contains(&rows.concat()), "{table}");
+    assert!(page.contains("<th>class</th><th>reason</th>"));
+    assert_eq!(page.matches("<td class=\"t\">rejection_cap</td>").count(), 4);
+    assert!(page.contains("<td class=\"t\">internal</td><td class=\"t\">internal</td>"));
+}
+
 #[test]
 fn rejection_rate_counts_the_next_call_of_the_same_tool_in_the_same_task() {
+    use Action::*;
     let records = vec![
         // A: the next `x` is returned → valid (the `y` in between does not count).
-        record(T0, "A", "u", "x", "structural", "reject", 10),
-        record(T0 + 1, "A", "u", "y", "none", "return", 0),
-        record(T0 + 2, "A", "u", "x", "none", "return", 0),
+        record(T0, "A", "u", "x", STRUCTURAL, Reject, 10),
+        record(T0 + 1, "A", "u", "y", NONE, Return, 0),
+        record(T0 + 2, "A", "u", "x", NONE, Return, 0),
         // B: `x` then fails, `y` is never called again → neither is valid.
-        record(T0 + 3, "B", "u", "x", "structural", "reject", 10),
-        record(T0 + 4, "B", "u", "y", "structural", "reject", 10),
-        record(T0 + 5, "B", "u", "x", "structural", "fail", 0),
+        record(T0 + 3, "B", "u", "x", STRUCTURAL, Reject, 10),
+        record(T0 + 4, "B", "u", "y", STRUCTURAL, Reject, 10),
+        record(T0 + 5, "B", "u", "x", STRUCTURAL, Fail, 0),
         // C: another tool succeeds, `x` is never called again → not valid.
-        record(T0 + 6, "C", "u", "x", "structural", "reject", 10),
-        record(T0 + 7, "C", "u", "y", "none", "return", 0),
-        // D: retried → valid. E: a valid `x` in another task does not count.
-        record(T0 + 8, "D", "u", "x", "structural", "reject", 10),
-        record(T0 + 9, "D", "u", "x", "ambiguous", "retry", 40),
-        record(T0 + 10, "E", "u", "z", "structural", "reject", 10),
-        record(T0 + 11, "F", "u", "z", "none", "return", 0),
+        record(T0 + 6, "C", "u", "x", STRUCTURAL, Reject, 10),
+        record(T0 + 7, "C", "u", "y", NONE, Return, 0),
+        // D: retried → valid. E: a valid `z` in another task does not count.
+        record(T0 + 8, "D", "u", "x", STRUCTURAL, Reject, 10),
+        record(T0 + 9, "D", "u", "x", NOTHING_FOUND, RetryWithCorrection, 40),
+        record(T0 + 10, "E", "u", "z", STRUCTURAL, Reject, 10),
+        record(T0 + 11, "F", "u", "z", NONE, Return, 0),
     ];
     let page = html_report::render(&records);
     assert!(
@@ -174,19 +265,20 @@ fn rejection_rate_counts_the_next_call_of_the_same_tool_in_the_same_task() {
         "{}",
         excerpt_around(&page, "rejection-rate")
     );
-    // The ledger's figure looks at the next decision of the task, any tool: A, C and D.
-    assert!(page.contains("figure (next decision of the task, whatever its tool): 3 of 6"));
+    // There is one definition of the figure, so no second one to compare with.
+    assert!(!page.contains("ledger-rate"));
 }
 
 #[test]
 fn a_hallucinated_tool_name_is_fixed_by_the_tasks_next_call() {
+    use Action::*;
     let records = vec![
         // `fetch_invoice` never ran anywhere: the model fixed it by calling the real tool.
-        record(T0, "A", "u", "fetch_invoice", "structural", "reject", 10),
-        record(T0 + 1, "A", "u", "get_invoice", "none", "return", 0),
+        record(T0, "A", "u", "fetch_invoice", STRUCTURAL, Reject, 10),
+        record(T0 + 1, "A", "u", "get_invoice", NONE, Return, 0),
         // Here the next call after the hallucinated name is rejected too: not valid.
-        record(T0 + 2, "B", "u", "fetch_invoice", "structural", "reject", 10),
-        record(T0 + 3, "B", "u", "get_invoice", "structural", "reject", 10),
+        record(T0 + 2, "B", "u", "fetch_invoice", STRUCTURAL, Reject, 10),
+        record(T0 + 3, "B", "u", "get_invoice", STRUCTURAL, Reject, 10),
         // A real tool that ran elsewhere keeps the same-tool rule: `get_invoice`
         // is never called again in B, so its rejection is not valid either.
     ];
@@ -208,6 +300,7 @@ fn empty_log_renders_a_page_that_says_so() {
 
 #[test]
 fn output_stays_bounded_for_a_huge_noisy_log() {
+    let classes: Vec<Option<FailureClass>> = FailureClass::ALL.iter().copied().map(Some).chain([None]).collect();
     let mut records = Vec::new();
     for i in 0..20_000i64 {
         records.push(record(
@@ -215,19 +308,21 @@ fn output_stays_bounded_for_a_huge_noisy_log() {
             &format!("task-{}-{}", i % 3_000, "x".repeat(200)),
             &format!("user-{}", i % 50),
             &format!("tool-{}", i % 400),
-            &format!("class-{}", i % 60),
-            ["reject", "return", "retry", "fail", &format!("action-{}", i % 30)][(i % 5) as usize],
+            classes[(i % 9) as usize],
+            Action::ALL[(i % 6) as usize],
             i % 700,
         ));
     }
     // Timestamps at the edges of the range must not overflow anything.
-    records.push(record(i64::MIN, "edge", "u", "t", "none", "return", i64::MAX));
-    records.push(record(i64::MAX, "edge", "u", "t", "none", "return", i64::MAX));
+    records.push(record(i64::MIN, "edge", "u", "t", NONE, Action::Return, i64::MAX));
+    records.push(record(i64::MAX, "edge", "u", "t", NONE, Action::Return, i64::MAX));
     let page = html_report::render(&records);
     assert!(page.len() < 3_000_000, "page is {} bytes", page.len());
+    // Eight classes and "none": every one is a series of its own.
     let timeline = excerpt_around(&page, "id=\"timeline\"");
-    assert!(timeline.contains("data-series-count=\"8\""), "{timeline}");
+    assert!(timeline.contains("data-series-count=\"9\""), "{timeline}");
     assert!(page.contains("more tasks (fewest repair tokens) are not listed"));
+    assert!(page.contains("Showing the latest 100 of"));
 }
 
 fn excerpt_around(page: &str, needle: &str) -> String {

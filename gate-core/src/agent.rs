@@ -110,7 +110,7 @@ pub async fn run(
         if let Some(u) = &turn.usage {
             input_tokens += u.input_tokens;
             output_tokens += u.output_tokens;
-            task.record_usage(u.input_tokens, u.output_tokens);
+            task.record_usage(u.input_tokens, u.output_tokens).await;
         }
         messages.push(Message::from_turn(&turn));
         if turn.tool_calls.is_empty() {

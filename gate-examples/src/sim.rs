@@ -721,7 +721,7 @@ async fn gate_task(
             call_no += 1;
             // The model's turn reads the whole context; report it as the
             // provider would, so gate prices a repair by context replay.
-            task.record_usage(ctx, 0);
+            task.record_usage(ctx, 0).await;
             let step = task
                 .handle(ToolCall::new(format!("call_{call_no}"), &call.name, &call.args))
                 .await;
@@ -1138,7 +1138,7 @@ pub async fn run(params: &Params, mixes: &[Mix]) -> Result<Report, SimError> {
             if let Some(gate) = &gate {
                 let limit = u32::try_from(params.tasks.saturating_add(1)).unwrap_or(u32::MAX);
                 let unresolved = gate
-                    .ledger()
+                    .store()
                     .list_unresolved(limit)
                     .await
                     .map_err(|e| SimError(format!("ledger: {e}")))?;

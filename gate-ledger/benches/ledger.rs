@@ -1,8 +1,8 @@
 //! Ledger throughput: claim → dispatch → complete cycles per second for each
 //! store, with one worker and with 16, next to the bare INSERT + UPDATE +
 //! UPDATE of the same rows in the same store. The ratio of the two says how
-//! close to the store's own limit the ledger runs (DESIGN.md §5: ratios
-//! measured side by side, never a bare time). Ledger and bare cycles are
+//! close to the store's own limit the ledger runs (ratios measured side by
+//! side, never a bare time). Ledger and bare cycles are
 //! interleaved within each run (see `paired`), so the two figures of a pair
 //! were measured under the same conditions.
 //!
@@ -46,6 +46,7 @@ fn request(key: String) -> ClaimRequest {
         tool: "charge_card".into(),
         idempotent: false,
         lease: Duration::from_secs(30),
+        owner: None,
     }
 }
 

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use gate_budget::{TokenLimit, TokenWindow};
+
 use crate::decision::{DecisionQuery, DecisionRecord, DecisionReport};
 use crate::error::LedgerError;
 use crate::keys::validate_key;
@@ -22,6 +24,7 @@ use crate::record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
 };
+use crate::task::{TaskRecord, TaskStore, TaskTransaction};
 use crate::time::{Clock, Timestamp};
 
 /// A boxed, `Send` future: what [`Ledger`] methods return, so the trait can be
@@ -246,8 +249,19 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
     ) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
     fn purge(&self, now: Timestamp) -> impl Future<Output = Res<u64>> + Send;
     fn list_state(&self, state: State, limit: u32) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
+    /// Appends a decision unless its id is already stored.
     fn append_decision(&self, d: &DecisionRecord) -> impl Future<Output = Res<()>> + Send;
     fn list_decisions(&self, q: &DecisionQuery) -> impl Future<Output = Res<Vec<DecisionRecord>>> + Send;
+    fn load_task(&self, user: &str, task_id: &str) -> impl Future<Output = Res<Option<TaskRecord>>> + Send;
+    /// Starts a transaction reading "now" from `clock`.
+    fn begin<'a>(&'a self, clock: &'a dyn Clock)
+    -> impl Future<Output = Res<Box<dyn TaskTransaction<'a> + 'a>>> + Send;
+    /// Terminal tasks: failures needing reconciliation first, then oldest first.
+    fn list_failed_tasks(&self, limit: u32) -> impl Future<Output = Res<Vec<TaskRecord>>> + Send;
+    /// Terminal tasks of `user` whose failure named intent `key`.
+    fn tasks_failed_on(&self, user: &str, key: &str) -> impl Future<Output = Res<Vec<TaskRecord>>> + Send;
+    /// The stored window of `user` for buckets of `bucket_ms` (empty if none).
+    fn load_window(&self, user: &str, bucket_ms: i64) -> impl Future<Output = Res<TokenWindow>> + Send;
     fn close(&self) -> impl Future<Output = ()> + Send;
 }
 
@@ -265,7 +279,8 @@ pub(crate) struct Core<B> {
 /// misbehaves from spinning forever.
 const MAX_CAS_ROUNDS: usize = 64;
 
-fn new_owner() -> String {
+/// A fresh, unguessable lease-holder token (128 random bits, hex).
+pub fn new_owner_token() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
@@ -313,7 +328,7 @@ fn fresh_claim(req: &ClaimRequest, attempt: i64, now: Timestamp) -> LedgerRecord
         idempotent: req.idempotent,
         state: State::Claimed,
         attempt,
-        owner: Some(new_owner()),
+        owner: Some(req.owner.clone().unwrap_or_else(new_owner_token)),
         lease_expires_at: Some(now.saturating_add(req.lease)),
         claimed_at: now,
         dispatched_at: None,
@@ -332,7 +347,7 @@ fn takeover(cur: &LedgerRecord, req: &ClaimRequest, now: Timestamp) -> LedgerRec
     LedgerRecord {
         state: State::Claimed,
         attempt: cur.attempt.saturating_add(1),
-        owner: Some(new_owner()),
+        owner: Some(req.owner.clone().unwrap_or_else(new_owner_token)),
         lease_expires_at: Some(now.saturating_add(req.lease)),
         claimed_at: now,
         dispatched_at: None,
@@ -358,6 +373,15 @@ impl<B: Backend> Core<B> {
                 // Purged or released between our insert and load: insert again.
                 continue;
             };
+            if req.owner.is_some()
+                && cur.owner == req.owner
+                && cur.state == State::Claimed
+                && cur.fingerprint == req.fingerprint
+                && cur.lease_live(now)
+            {
+                // Our own claim, sent again because its answer was lost.
+                return Ok(Claim::Acquired(lease_of(&cur, req.lease)));
+            }
             if cur.is_expired(now) {
                 // Past retention the key is free again (Stripe: a reused key after
                 // pruning is a new request); the attempt keeps counting up so old
@@ -481,8 +505,29 @@ impl<B: Backend> Core<B> {
         };
         match self.backend.update(&u).await? {
             Some(r) => Ok(lease_of(&r, lease.ttl)),
-            None => Err(self.refusal(lease, "dispatch", &[State::Claimed]).await),
+            None => match self.own_write(lease, State::Dispatched, |_| true).await? {
+                // Our own dispatch, sent again because its answer was lost.
+                Some(r) => Ok(lease_of(&r, lease.ttl)),
+                None => Err(self.refusal(lease, "dispatch", &[State::Claimed]).await),
+            },
         }
+    }
+
+    /// The record, if this lease's own earlier write already moved it to
+    /// `state` with what `same` checks (the write landed, its acknowledgement
+    /// did not).
+    async fn own_write(
+        &self,
+        lease: &Lease,
+        state: State,
+        same: impl Fn(&LedgerRecord) -> bool,
+    ) -> Res<Option<LedgerRecord>> {
+        Ok(self.backend.load(&lease.user, &lease.key).await?.filter(|r| {
+            r.state == state
+                && r.attempt == lease.attempt
+                && r.owner.as_deref() == Some(lease.owner.as_str())
+                && same(r)
+        }))
     }
 
     async fn renew_impl(&self, lease: &Lease) -> Res<Lease> {
@@ -528,6 +573,7 @@ impl<B: Backend> Core<B> {
             Finish::OutcomeUnknown { error } => (None, None, Some(error)),
         };
         let from_claimed = to == State::FailedRetryable;
+        let written = (outcome.clone(), error.clone());
         let u = Update {
             user: &lease.user,
             key: &lease.key,
@@ -545,6 +591,11 @@ impl<B: Backend> Core<B> {
         match self.backend.update(&u).await? {
             Some(r) => Ok(r),
             None => {
+                let same = |r: &LedgerRecord| (&r.outcome, &r.error) == (&written.0, &written.1);
+                if let Some(r) = self.own_write(lease, to, same).await? {
+                    // Our own finish, sent again because its answer was lost.
+                    return Ok(r);
+                }
                 let needs: &[State] = if from_claimed {
                     &[State::Claimed, State::Dispatched]
                 } else {
@@ -599,7 +650,46 @@ impl<B: Backend> Core<B> {
         }
     }
 
+    /// Resolves the record, then reopens the tasks that failed waiting for
+    /// it: the person's answer is what they were waiting for. Resolving again
+    /// with the same answer reopens them too, so a resolve interrupted between
+    /// the two steps is finished by running it again.
     async fn resolve_impl(&self, req: &ResolveRequest) -> Res<LedgerRecord> {
+        let record = self.resolve_record(req).await?;
+        for task in self.backend.tasks_failed_on(&record.user, &record.key).await? {
+            if task.failure.as_ref().is_some_and(|f| f.reason.needs_reconciliation()) {
+                self.reopen_impl(&task.user, &task.task_id).await?;
+            }
+        }
+        Ok(record)
+    }
+
+    async fn reopen_impl(&self, user: &str, task_id: &str) -> Res<TaskRecord> {
+        for _ in 0..MAX_CAS_ROUNDS {
+            let Some(cur) = self.backend.load_task(user, task_id).await? else {
+                return Err(LedgerError::not_found(format!("no task {task_id:?} of user {user:?}")));
+            };
+            if !cur.terminal {
+                return Ok(cur);
+            }
+            let mut new = cur.reopened(self.clock.now(), new_owner_token());
+            let mut tx = self.backend.begin(&*self.clock).await?;
+            match tx.save_task(&new).await {
+                Ok(revision) => {
+                    tx.commit().await?;
+                    new.revision = revision;
+                    return Ok(new);
+                }
+                Err(e) if e.is_stale() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(LedgerError::stale(format!(
+            "task {task_id:?} kept changing while being reopened"
+        )))
+    }
+
+    async fn resolve_record(&self, req: &ResolveRequest) -> Res<LedgerRecord> {
         for _ in 0..MAX_CAS_ROUNDS {
             let now = self.clock.now();
             let mut found = self.backend.find(&req.key).await?;
@@ -735,5 +825,26 @@ impl<B: Backend> Ledger for Core<B> {
     }
     fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
         Box::pin(self.backend.close())
+    }
+}
+
+impl<B: Backend> TaskStore for Core<B> {
+    fn load_task<'a>(&'a self, user: &'a str, task_id: &'a str) -> BoxFuture<'a, Res<Option<TaskRecord>>> {
+        Box::pin(self.backend.load_task(user, task_id))
+    }
+    fn begin(&self) -> BoxFuture<'_, Res<Box<dyn TaskTransaction<'_> + '_>>> {
+        Box::pin(self.backend.begin(&*self.clock))
+    }
+    fn list_failed_tasks(&self, limit: u32) -> BoxFuture<'_, Res<Vec<TaskRecord>>> {
+        Box::pin(self.backend.list_failed_tasks(limit))
+    }
+    fn reopen_task<'a>(&'a self, user: &'a str, task_id: &'a str) -> BoxFuture<'a, Res<TaskRecord>> {
+        Box::pin(self.reopen_impl(user, task_id))
+    }
+    fn repair_tokens_used<'a>(&'a self, user: &'a str, limit: &'a TokenLimit) -> BoxFuture<'a, Res<u64>> {
+        Box::pin(async move {
+            let window = self.backend.load_window(user, limit.bucket_millis()).await?;
+            Ok(window.used(limit, self.clock.now().as_millis()))
+        })
     }
 }

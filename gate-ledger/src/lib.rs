@@ -16,7 +16,16 @@
 //!   embedded default: one file, WAL, `synchronous=FULL`) and `postgres://…`
 //!   (many workers on many machines);
 //! * the decision log ([`DecisionRecord`]) in the same store, and its summary
-//!   for `gate report` ([`DecisionReport`]).
+//!   for `gate report` ([`DecisionReport`]);
+//! * task state ([`TaskStore`]): every task's history and terminal flag, so
+//!   any worker resumes a task exactly, with its [`FailureReport`] once it
+//!   failed; and the per-user repair-token windows every worker shares,
+//!   written together with a decision in one [`TaskTransaction`];
+//! * gate's vocabulary ([`FailureClass`], [`Action`], [`FailReason`]), typed
+//!   end to end and stored by name.
+//!
+//! [`open`] returns the whole store as one [`Storage`]: the [`Ledger`] and
+//! the [`TaskStore`] over the same tables.
 //!
 //! # Calling it from the runtime
 //!
@@ -35,6 +44,7 @@
 //!     tool: "charge_card".into(),
 //!     idempotent: false,
 //!     lease: Duration::from_secs(60),
+//!     owner: None,
 //! };
 //! match ledger.claim(&req).await {
 //!     Ok(Claim::Acquired(lease)) => {
@@ -52,40 +62,58 @@
 //!
 //! # Storage
 //!
-//! Both SQL stores hold two tables (plus `gate_schema`, the migration
+//! Both SQL stores hold four tables (plus `gate_schema`, the migration
 //! version): `gate_intents`, one row per `(user_id, intent_key)` with the
 //! state, attempt, lease, timestamps (integer milliseconds since the epoch),
-//! stored outcome (JSON text), last error and reconciliation; and
-//! `gate_decisions`, the append-only decision log. Nothing is deleted except by
-//! [`Ledger::purge_expired`] (finished records past retention) and
-//! [`Ledger::release`] (a first attempt given up before dispatch).
+//! stored outcome (JSON text), last error and reconciliation;
+//! `gate_decisions`, the append-only decision log; `gate_tasks`, one row per
+//! `(user_id, task_id)` with the task's revision, state and failure report
+//! (JSON text) and its terminal flag; and `gate_token_windows`, one row per
+//! user and bucket length with the window's eleven buckets. Nothing is
+//! deleted except by [`Ledger::purge_expired`] (finished records past
+//! retention) and [`Ledger::release`] (a first attempt given up before
+//! dispatch). Schema version 2 moved version 1's decision log, whose classes
+//! and actions were free strings, to `gate_decisions_v1`.
 #![forbid(unsafe_code)]
 
 mod decision;
 mod error;
+mod failure;
 mod keys;
 mod ledger;
 mod memory;
 mod record;
 mod sql;
+mod task;
 mod time;
+pub mod vocab;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use decision::{DecisionQuery, DecisionRecord, DecisionReport};
+pub use decision::{ClassActionCount, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary};
 pub use error::LedgerError;
+pub use failure::FailureReport;
 pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_json, derived_intent_key, fingerprint,
     key_args_fingerprint, minted_intent_key, validate_key,
 };
-pub use ledger::{BoxFuture, Ledger, StoreKind};
+pub use ledger::{BoxFuture, Ledger, StoreKind, new_owner_token};
 pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
 };
 pub use sql::{RawPool, SCHEMA_VERSION};
+pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
+pub use vocab::{Action, Ambiguity, FailReason, FailureClass};
+
+/// Everything gate keeps in one store: the intent [`Ledger`] and the
+/// [`TaskStore`] (task state and token windows), over the same tables and
+/// connections. Every store [`open`] returns is one.
+pub trait Storage: Ledger + TaskStore {}
+
+impl<T: Ledger + TaskStore + ?Sized> Storage for T {}
 
 use ledger::Core;
 use memory::MemoryBackend;
@@ -130,14 +158,14 @@ impl Default for LedgerConfig {
 /// underneath (for checks, fault-injection tests and benchmarks).
 #[derive(Clone, Debug)]
 pub struct Store {
-    ledger: Arc<dyn Ledger>,
+    ledger: Arc<dyn Storage>,
     raw: Option<RawPool>,
     sqlite: Option<Arc<Core<SqliteBackend>>>,
 }
 
 impl Store {
-    /// The ledger.
-    pub fn ledger(&self) -> Arc<dyn Ledger> {
+    /// The store: ledger and task store.
+    pub fn ledger(&self) -> Arc<dyn Storage> {
         self.ledger.clone()
     }
 
@@ -160,12 +188,12 @@ impl Store {
 ///
 /// URLs: `memory:`; `sqlite:PATH` / `sqlite://PATH` (created on first use with
 /// its schema migrated); `postgres://…` / `postgresql://…`.
-pub async fn open(url: &str) -> Result<Arc<dyn Ledger>, LedgerError> {
+pub async fn open(url: &str) -> Result<Arc<dyn Storage>, LedgerError> {
     open_with(url, &LedgerConfig::default()).await
 }
 
 /// Opens the store named by `url` with `config`.
-pub async fn open_with(url: &str, config: &LedgerConfig) -> Result<Arc<dyn Ledger>, LedgerError> {
+pub async fn open_with(url: &str, config: &LedgerConfig) -> Result<Arc<dyn Storage>, LedgerError> {
     Ok(open_store(url, config).await?.ledger)
 }
 

@@ -1,26 +1,53 @@
 //! The in-process store (`memory:`): the reference implementation of the
 //! backend primitives, for tests and for runs that need no durability. Every
 //! primitive takes one mutex, which makes each of them trivially atomic.
+//!
+//! Task state and token windows sit behind a second, asynchronous mutex that
+//! a transaction holds from `begin` to its end, so a transaction's reads and
+//! writes are isolated from every other transaction; its writes go to an
+//! overlay that `commit` applies and a drop discards.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
+
+use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
-use crate::ledger::{Backend, Change, Expect, Update};
+use crate::ledger::{Backend, BoxFuture, Change, Expect, Update};
 use crate::record::{LedgerRecord, State};
-use crate::time::Timestamp;
+use crate::task::{TaskRecord, TaskTransaction, task_changed};
+use crate::time::{Clock, Timestamp};
 
 #[derive(Debug, Default)]
 struct Inner {
     records: HashMap<(String, String), LedgerRecord>,
     decisions: Vec<DecisionRecord>,
+    decision_ids: HashSet<String>,
+}
+
+impl Inner {
+    fn append(&mut self, d: &DecisionRecord) {
+        if self.decision_ids.insert(d.id.clone()) {
+            self.decisions.push(d.clone());
+        }
+    }
+}
+
+type TaskKey = (String, String);
+type WindowKey = (String, i64);
+
+#[derive(Debug, Default)]
+struct TaskSide {
+    tasks: HashMap<TaskKey, TaskRecord>,
+    windows: HashMap<WindowKey, TokenWindow>,
 }
 
 /// The memory backend.
 #[derive(Debug, Default)]
 pub(crate) struct MemoryBackend {
     inner: Mutex<Inner>,
+    tasks: tokio::sync::Mutex<TaskSide>,
 }
 
 type Res<T> = Result<T, LedgerError>;
@@ -174,7 +201,7 @@ impl Backend for MemoryBackend {
     }
 
     async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
-        self.lock().decisions.push(d.clone());
+        self.lock().append(d);
         Ok(())
     }
 
@@ -196,7 +223,154 @@ impl Backend for MemoryBackend {
         Ok(v.into_iter().take(limit).map(|(_, d)| d.clone()).collect())
     }
 
+    async fn load_task(&self, user: &str, task_id: &str) -> Res<Option<TaskRecord>> {
+        let side = self.tasks.lock().await;
+        Ok(side.tasks.get(&(user.to_owned(), task_id.to_owned())).cloned())
+    }
+
+    async fn begin<'a>(&'a self, clock: &'a dyn Clock) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
+        Ok(Box::new(MemoryTx {
+            side: self.tasks.lock().await,
+            inner: &self.inner,
+            clock,
+            tasks: HashMap::new(),
+            windows: HashMap::new(),
+            decisions: Vec::new(),
+        }))
+    }
+
+    async fn list_failed_tasks(&self, limit: u32) -> Res<Vec<TaskRecord>> {
+        let side = self.tasks.lock().await;
+        let mut v: Vec<TaskRecord> = side.tasks.values().filter(|t| t.terminal).cloned().collect();
+        v.sort_by(|a, b| failed_order(a).cmp(&failed_order(b)));
+        v.truncate(limit as usize);
+        Ok(v)
+    }
+
+    async fn tasks_failed_on(&self, user: &str, key: &str) -> Res<Vec<TaskRecord>> {
+        let side = self.tasks.lock().await;
+        let mut v: Vec<TaskRecord> = side
+            .tasks
+            .values()
+            .filter(|t| {
+                t.terminal && t.user == user && t.failure.as_ref().is_some_and(|f| f.intent_key.as_deref() == Some(key))
+            })
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+        Ok(v)
+    }
+
+    async fn load_window(&self, user: &str, bucket_ms: i64) -> Res<TokenWindow> {
+        let side = self.tasks.lock().await;
+        Ok(side
+            .windows
+            .get(&(user.to_owned(), bucket_ms))
+            .cloned()
+            .unwrap_or_default())
+    }
+
     async fn close(&self) {}
+}
+
+/// The SQL stores' order of failed tasks: failures that need reconciliation
+/// first, then the oldest failure, then the task's identity.
+fn failed_order(t: &TaskRecord) -> (bool, Timestamp, &str, &str) {
+    let failure = t.failure.as_ref();
+    (
+        !failure.is_some_and(|f| f.reason.needs_reconciliation()),
+        failure.map(|f| f.at).unwrap_or_default(),
+        t.user.as_str(),
+        t.task_id.as_str(),
+    )
+}
+
+/// A transaction over the task side: it holds the task mutex until it ends.
+struct MemoryTx<'a> {
+    side: tokio::sync::MutexGuard<'a, TaskSide>,
+    inner: &'a Mutex<Inner>,
+    clock: &'a dyn Clock,
+    tasks: HashMap<TaskKey, TaskRecord>,
+    windows: HashMap<WindowKey, TokenWindow>,
+    decisions: Vec<DecisionRecord>,
+}
+
+impl MemoryTx<'_> {
+    fn window(&mut self, user: &str, limit: &TokenLimit) -> &mut TokenWindow {
+        let key = (user.to_owned(), limit.bucket_millis());
+        let stored = &self.side.windows;
+        self.windows
+            .entry(key)
+            .or_insert_with_key(|k| stored.get(k).cloned().unwrap_or_default())
+    }
+}
+
+impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
+    fn reserve_tokens<'b>(
+        &'b mut self,
+        user: &'b str,
+        limit: &'b TokenLimit,
+        tokens: u64,
+    ) -> BoxFuture<'b, Res<Result<Reservation, TokensExhausted>>> {
+        let now = self.clock.now().as_millis();
+        let result = self.window(user, limit).reserve(limit, now, tokens);
+        Box::pin(async move { Ok(result) })
+    }
+
+    fn settle_tokens<'b>(
+        &'b mut self,
+        user: &'b str,
+        limit: &'b TokenLimit,
+        reservations: &'b [Reservation],
+        actual: u64,
+    ) -> BoxFuture<'b, Res<u64>> {
+        let now = self.clock.now().as_millis();
+        let left = self.window(user, limit).settle(limit, now, reservations, actual);
+        Box::pin(async move { Ok(left) })
+    }
+
+    fn save_task<'b>(&'b mut self, record: &'b TaskRecord) -> BoxFuture<'b, Res<i64>> {
+        let key = (record.user.clone(), record.task_id.clone());
+        let stored = self
+            .tasks
+            .get(&key)
+            .or_else(|| self.side.tasks.get(&key))
+            .map_or(0, |t| t.revision);
+        let result = if stored == record.revision {
+            let revision = record.revision + 1;
+            let mut new = record.clone();
+            new.revision = revision;
+            new.updated_at = self.clock.now();
+            self.tasks.insert(key, new);
+            Ok(revision)
+        } else {
+            Err(task_changed(record, stored))
+        };
+        Box::pin(async move { result })
+    }
+
+    fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Res<()>> {
+        self.decisions.push(record.clone());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn commit(self: Box<Self>) -> BoxFuture<'a, Res<()>> {
+        let MemoryTx {
+            mut side,
+            inner,
+            tasks,
+            windows,
+            decisions,
+            ..
+        } = *self;
+        side.tasks.extend(tasks);
+        side.windows.extend(windows);
+        let mut g = inner.lock().unwrap_or_else(|e| e.into_inner());
+        for d in &decisions {
+            g.append(d);
+        }
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The sweep's transition, shared in spirit with the SQL stores' `CASE`.

@@ -62,7 +62,7 @@ impl FromStr for Resolution {
     }
 }
 
-/// The state of a ledger record (DESIGN.md §3, "Intent keys and the ledger").
+/// The state of a ledger record.
 ///
 /// In JSON a state is its [`as_str`](State::as_str) name (`outcome_unknown`,
 /// `reconciled_succeeded`), the same name the stores, the decision log and
@@ -290,6 +290,12 @@ pub struct ClaimRequest {
     /// How long the lease lasts, from claim and again from dispatch. Must cover
     /// the tool's own timeout.
     pub lease: Duration,
+    /// The lease holder's token for this attempt, or `None` to have the store
+    /// mint one. A claim sent again with the same token after its answer was
+    /// lost (a dropped connection) finds its own claim and gets it back
+    /// instead of `InProgress`; tokens must be unguessable and never shared
+    /// between workers ([`crate::new_owner_token`]).
+    pub owner: Option<String>,
 }
 
 /// Proof that this worker holds the current attempt of a record; required by

@@ -2,21 +2,31 @@
 //!
 //! Both run the same statements, written once with PostgreSQL's `$N`
 //! placeholders and rewritten to SQLite's `?N`, so the two stores cannot drift
-//! apart in what a transition checks. Every transition is one statement whose
-//! `WHERE` compares `(state, attempt, owner)`: atomic on its own, no
-//! transaction spans a round trip, and correctness rests on the primary key and
-//! compare-and-set rather than on an isolation level. Times are `BIGINT`
-//! milliseconds and booleans `BIGINT` 0/1, so both stores hold identical values.
+//! apart in what a transition checks. Every ledger transition is one statement
+//! whose `WHERE` compares `(state, attempt, owner)`: atomic on its own, and
+//! correctness rests on the primary key and compare-and-set rather than on an
+//! isolation level. Task writes compare the task's revision the same way.
+//!
+//! The one place a transaction spans round trips is a decision's commit
+//! (task state, decision record, token reservation): SQLite opens it with
+//! `BEGIN IMMEDIATE`, taking the file's write lock up front, and PostgreSQL
+//! locks the user's window row with `SELECT … FOR UPDATE` before reading it,
+//! so "read the window, check, add" is atomic across every worker. Times are
+//! `BIGINT` milliseconds and booleans `BIGINT` 0/1, so both stores hold
+//! identical values; task state, failure reports and windows are JSON text.
 
 use std::time::Duration;
 
 use sqlx::Row;
 
+use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
+
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
-use crate::ledger::{Backend, Change, Expect, Update};
+use crate::ledger::{Backend, BoxFuture, Change, Expect, Update};
 use crate::record::{LedgerRecord, Outcome, Reconciliation, Resolution, State};
-use crate::time::Timestamp;
+use crate::task::{TaskRecord, TaskTransaction};
+use crate::time::{Clock, Timestamp};
 
 type Res<T> = Result<T, LedgerError>;
 
@@ -30,10 +40,11 @@ const RETAINED_STATES: &str = "('succeeded', 'failed_permanent', 'failed_retryab
 
 /// Schema migrations, applied in order, each once; `{seq}` is the dialect's
 /// auto-increment key type.
-const MIGRATIONS: &[(i64, &[&str])] = &[(
-    1,
-    &[
-        "CREATE TABLE IF NOT EXISTS gate_intents (
+const MIGRATIONS: &[(i64, &[&str])] = &[
+    (
+        1,
+        &[
+            "CREATE TABLE IF NOT EXISTS gate_intents (
             user_id TEXT NOT NULL,
             intent_key TEXT NOT NULL,
             fingerprint TEXT NOT NULL,
@@ -57,10 +68,10 @@ const MIGRATIONS: &[(i64, &[&str])] = &[(
             updated_at BIGINT NOT NULL,
             PRIMARY KEY (user_id, intent_key)
         )",
-        "CREATE INDEX IF NOT EXISTS gate_intents_by_key ON gate_intents (intent_key)",
-        "CREATE INDEX IF NOT EXISTS gate_intents_by_lease ON gate_intents (state, lease_expires_at)",
-        "CREATE INDEX IF NOT EXISTS gate_intents_by_expiry ON gate_intents (expires_at)",
-        "CREATE TABLE IF NOT EXISTS gate_decisions (
+            "CREATE INDEX IF NOT EXISTS gate_intents_by_key ON gate_intents (intent_key)",
+            "CREATE INDEX IF NOT EXISTS gate_intents_by_lease ON gate_intents (state, lease_expires_at)",
+            "CREATE INDEX IF NOT EXISTS gate_intents_by_expiry ON gate_intents (expires_at)",
+            "CREATE TABLE IF NOT EXISTS gate_decisions (
             seq {seq},
             at BIGINT NOT NULL,
             task_id TEXT NOT NULL,
@@ -76,13 +87,77 @@ const MIGRATIONS: &[(i64, &[&str])] = &[(
             message_hash TEXT NOT NULL,
             intent_key TEXT
         )",
-        "CREATE INDEX IF NOT EXISTS gate_decisions_by_task ON gate_decisions (task_id, at)",
-        "CREATE INDEX IF NOT EXISTS gate_decisions_by_time ON gate_decisions (at)",
-    ],
-)];
+            "CREATE INDEX IF NOT EXISTS gate_decisions_by_task ON gate_decisions (task_id, at)",
+            "CREATE INDEX IF NOT EXISTS gate_decisions_by_time ON gate_decisions (at)",
+        ],
+    ),
+    (
+        2,
+        &[
+            // Version 1 logged classes and actions as free strings ("none",
+            // "ledger", "retry") that the typed vocabulary cannot read back
+            // faithfully; those records stay, unread, in gate_decisions_v1.
+            "DROP INDEX IF EXISTS gate_decisions_by_task",
+            "DROP INDEX IF EXISTS gate_decisions_by_time",
+            "ALTER TABLE gate_decisions RENAME TO gate_decisions_v1",
+            "CREATE TABLE gate_decisions (
+            seq {seq},
+            decision_id TEXT NOT NULL UNIQUE,
+            at BIGINT NOT NULL,
+            task_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            class TEXT,
+            action TEXT NOT NULL,
+            fail_reason TEXT,
+            attempt BIGINT NOT NULL,
+            attempts_used BIGINT NOT NULL,
+            repair_tokens BIGINT NOT NULL,
+            latency_added_ms BIGINT NOT NULL,
+            message_hash TEXT NOT NULL,
+            intent_key TEXT
+        )",
+            "CREATE INDEX gate_decisions_by_task ON gate_decisions (task_id, at)",
+            "CREATE INDEX gate_decisions_by_time ON gate_decisions (at)",
+            "CREATE TABLE gate_tasks (
+            user_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            revision BIGINT NOT NULL,
+            writer TEXT NOT NULL,
+            terminal BIGINT NOT NULL,
+            state TEXT NOT NULL,
+            failure TEXT,
+            failed_reason TEXT,
+            failed_intent_key TEXT,
+            failed_at BIGINT,
+            reopened_at BIGINT,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (user_id, task_id)
+        )",
+            "CREATE INDEX gate_tasks_failed ON gate_tasks (terminal, failed_at)",
+            "CREATE INDEX gate_tasks_by_failed_intent ON gate_tasks (failed_intent_key)",
+            "CREATE TABLE gate_token_windows (
+            user_id TEXT NOT NULL,
+            bucket_ms BIGINT NOT NULL,
+            slots TEXT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (user_id, bucket_ms)
+        )",
+        ],
+    ),
+];
 
 /// The latest schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The decision columns, in bind order.
+const DECISION_COLS: &str = "decision_id, at, task_id, user_id, call_id, tool, class, action, fail_reason, \
+attempt, attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key";
+
+/// The task columns, in bind order.
+const TASK_COLS: &str = "user_id, task_id, revision, writer, terminal, state, failure, failed_reason, \
+failed_intent_key, failed_at, reopened_at, updated_at";
 
 /// The statements, rendered for one dialect.
 #[derive(Debug)]
@@ -100,6 +175,16 @@ struct Statements {
     list_state: String,
     append_decision: String,
     list_decisions: String,
+    load_task: String,
+    task_revision: String,
+    insert_task: String,
+    update_task: String,
+    list_failed_tasks: String,
+    tasks_failed_on: String,
+    load_window: String,
+    lock_window: String,
+    insert_window: String,
+    update_window: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +212,12 @@ impl Statements {
         let lock = match d {
             Dialect::Sqlite => "",
             Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        };
+        // SQLite transactions take the file's write lock up front (BEGIN
+        // IMMEDIATE); PostgreSQL locks the user's window row.
+        let row_lock = match d {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE",
         };
         let placeholders = (1..=21).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let pk = "user_id = $1 AND intent_key = $2";
@@ -194,17 +285,45 @@ impl Statements {
                  ORDER BY COALESCE(dispatched_at, claimed_at), claimed_at, user_id, intent_key \
                  LIMIT $2"
             ),
-            append_decision: "INSERT INTO gate_decisions (at, task_id, user_id, call_id, tool, \
-                class, action, attempt, attempts_used, repair_tokens, latency_added_ms, \
-                message_hash, intent_key) \
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+            append_decision: format!(
+                "INSERT INTO gate_decisions ({DECISION_COLS}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+                 ON CONFLICT (decision_id) DO NOTHING"
+            ),
+            list_decisions: format!(
+                "SELECT {DECISION_COLS} FROM gate_decisions \
+                 WHERE ($1 IS NULL OR task_id = $1) AND ($2 IS NULL OR user_id = $2) \
+                 AND ($3 IS NULL OR at >= $3) AND ($4 IS NULL OR at < $4) \
+                 ORDER BY at, seq LIMIT $5"
+            ),
+            load_task: format!("SELECT {TASK_COLS} FROM gate_tasks WHERE user_id = $1 AND task_id = $2"),
+            task_revision: "SELECT revision FROM gate_tasks WHERE user_id = $1 AND task_id = $2".to_owned(),
+            insert_task: format!(
+                "INSERT INTO gate_tasks ({TASK_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                 ON CONFLICT (user_id, task_id) DO NOTHING"
+            ),
+            update_task: "UPDATE gate_tasks SET revision = $3, writer = $4, terminal = $5, state = $6, \
+                 failure = $7, failed_reason = $8, failed_intent_key = $9, failed_at = $10, reopened_at = $11, \
+                 updated_at = $12 WHERE user_id = $1 AND task_id = $2 AND revision = $13"
                 .to_owned(),
-            list_decisions: "SELECT at, task_id, user_id, call_id, tool, class, action, attempt, \
-                attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key \
-                FROM gate_decisions \
-                WHERE ($1 IS NULL OR task_id = $1) AND ($2 IS NULL OR user_id = $2) \
-                AND ($3 IS NULL OR at >= $3) AND ($4 IS NULL OR at < $4) \
-                ORDER BY at, seq LIMIT $5"
+            list_failed_tasks: format!(
+                "SELECT {TASK_COLS} FROM gate_tasks WHERE terminal = 1 \
+                 ORDER BY CASE WHEN failed_reason IN ('outcome_unknown', 'outcome_not_recorded') THEN 0 ELSE 1 END, \
+                 failed_at, user_id, task_id LIMIT $1"
+            ),
+            tasks_failed_on: format!(
+                "SELECT {TASK_COLS} FROM gate_tasks WHERE terminal = 1 AND user_id = $1 AND failed_intent_key = $2 \
+                 ORDER BY task_id"
+            ),
+            load_window: "SELECT slots FROM gate_token_windows WHERE user_id = $1 AND bucket_ms = $2".to_owned(),
+            lock_window: format!(
+                "SELECT slots FROM gate_token_windows WHERE user_id = $1 AND bucket_ms = $2{row_lock}"
+            ),
+            insert_window: "INSERT INTO gate_token_windows (user_id, bucket_ms, slots, updated_at) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, bucket_ms) DO NOTHING"
+                .to_owned(),
+            update_window: "UPDATE gate_token_windows SET slots = $3, updated_at = $4 \
+                 WHERE user_id = $1 AND bucket_ms = $2"
                 .to_owned(),
         };
         match d {
@@ -223,6 +342,16 @@ impl Statements {
                 list_state: to_sqlite(&s.list_state),
                 append_decision: to_sqlite(&s.append_decision),
                 list_decisions: to_sqlite(&s.list_decisions),
+                load_task: to_sqlite(&s.load_task),
+                task_revision: to_sqlite(&s.task_revision),
+                insert_task: to_sqlite(&s.insert_task),
+                update_task: to_sqlite(&s.update_task),
+                list_failed_tasks: to_sqlite(&s.list_failed_tasks),
+                tasks_failed_on: to_sqlite(&s.tasks_failed_on),
+                load_window: to_sqlite(&s.load_window),
+                lock_window: to_sqlite(&s.lock_window),
+                insert_window: to_sqlite(&s.insert_window),
+                update_window: to_sqlite(&s.update_window),
             },
         }
     }
@@ -362,10 +491,181 @@ macro_rules! bind_row {
     };
 }
 
+/// A decision record flattened to column values.
+struct DecisionRow {
+    id: String,
+    at: i64,
+    task_id: String,
+    user: String,
+    call_id: String,
+    tool: String,
+    class: Option<String>,
+    action: String,
+    fail_reason: Option<String>,
+    attempt: i64,
+    attempts_used: i64,
+    repair_tokens: i64,
+    latency_added_ms: i64,
+    message_hash: String,
+    intent_key: Option<String>,
+}
+
+impl DecisionRow {
+    fn into_record(self) -> Res<DecisionRecord> {
+        let corrupt = |e: crate::vocab::UnknownName| LedgerError::corrupt(format!("decision {}: {e}", self.id));
+        Ok(DecisionRecord {
+            class: self.class.as_deref().map(str::parse).transpose().map_err(corrupt)?,
+            action: self.action.parse().map_err(corrupt)?,
+            fail_reason: self
+                .fail_reason
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(corrupt)?,
+            id: self.id,
+            at: Timestamp::from_millis(self.at),
+            task_id: self.task_id,
+            user: self.user,
+            call_id: self.call_id,
+            tool: self.tool,
+            attempt: self.attempt,
+            attempts_used: self.attempts_used,
+            repair_tokens: self.repair_tokens,
+            latency_added_ms: self.latency_added_ms,
+            message_hash: self.message_hash,
+            intent_key: self.intent_key,
+        })
+    }
+}
+
+/// Binds the 15 decision columns in `DECISION_COLS` order.
+macro_rules! bind_decision {
+    ($q:expr, $d:expr) => {
+        $q.bind(&$d.id)
+            .bind($d.at.as_millis())
+            .bind(&$d.task_id)
+            .bind(&$d.user)
+            .bind(&$d.call_id)
+            .bind(&$d.tool)
+            .bind($d.class.map(|c| c.as_str()))
+            .bind($d.action.as_str())
+            .bind($d.fail_reason.map(|r| r.as_str()))
+            .bind($d.attempt)
+            .bind($d.attempts_used)
+            .bind($d.repair_tokens)
+            .bind($d.latency_added_ms)
+            .bind(&$d.message_hash)
+            .bind(&$d.intent_key)
+    };
+}
+
+/// A task record flattened to column values.
+struct TaskRow {
+    user: String,
+    task_id: String,
+    revision: i64,
+    writer: String,
+    terminal: i64,
+    state: String,
+    failure: Option<String>,
+    failed_reason: Option<&'static str>,
+    failed_intent_key: Option<String>,
+    failed_at: Option<i64>,
+    reopened_at: Option<i64>,
+    updated_at: i64,
+}
+
+impl TaskRow {
+    fn of(t: &TaskRecord, revision: i64, now: Timestamp) -> Res<Self> {
+        let invalid =
+            |e: serde_json::Error| LedgerError::invalid_input(format!("task {:?} does not serialise: {e}", t.task_id));
+        let failure = t.failure.as_ref();
+        Ok(TaskRow {
+            user: t.user.clone(),
+            task_id: t.task_id.clone(),
+            revision,
+            writer: t.writer.clone(),
+            terminal: i64::from(t.terminal),
+            state: serde_json::to_string(&t.state).map_err(invalid)?,
+            failure: failure.map(serde_json::to_string).transpose().map_err(invalid)?,
+            failed_reason: failure.map(|f| f.reason.as_str()),
+            failed_intent_key: failure.and_then(|f| f.intent_key.clone()),
+            failed_at: failure.map(|f| f.at.as_millis()),
+            reopened_at: ms(t.reopened_at),
+            updated_at: now.as_millis(),
+        })
+    }
+}
+
+/// Binds the 12 task columns in `TASK_COLS` order.
+macro_rules! bind_task {
+    ($q:expr, $t:expr) => {
+        $q.bind(&$t.user)
+            .bind(&$t.task_id)
+            .bind($t.revision)
+            .bind(&$t.writer)
+            .bind($t.terminal)
+            .bind(&$t.state)
+            .bind(&$t.failure)
+            .bind($t.failed_reason)
+            .bind(&$t.failed_intent_key)
+            .bind($t.failed_at)
+            .bind($t.reopened_at)
+            .bind($t.updated_at)
+    };
+}
+
+/// A task row as read back.
+struct StoredTask {
+    user: String,
+    task_id: String,
+    revision: i64,
+    writer: String,
+    terminal: i64,
+    state: String,
+    failure: Option<String>,
+    reopened_at: Option<i64>,
+    updated_at: i64,
+}
+
+impl StoredTask {
+    fn into_record(self) -> Res<TaskRecord> {
+        let task_id = self.task_id;
+        let corrupt = |what: &str, e: serde_json::Error| {
+            LedgerError::corrupt(format!("stored {what} of task {task_id:?} is unreadable: {e}"))
+        };
+        Ok(TaskRecord {
+            state: serde_json::from_str(&self.state).map_err(|e| corrupt("state", e))?,
+            failure: self
+                .failure
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| corrupt("failure report", e))?,
+            user: self.user,
+            revision: self.revision,
+            writer: self.writer,
+            terminal: self.terminal != 0,
+            reopened_at: self.reopened_at.map(Timestamp::from_millis),
+            updated_at: Timestamp::from_millis(self.updated_at),
+            task_id,
+        })
+    }
+}
+
+fn decode_window(slots: &str) -> Res<TokenWindow> {
+    serde_json::from_str(slots).map_err(|e| LedgerError::corrupt(format!("stored token window is unreadable: {e}")))
+}
+
+fn encode_window(window: &TokenWindow) -> Res<String> {
+    serde_json::to_string(window)
+        .map_err(|e| LedgerError::invalid_input(format!("token window does not serialise: {e}")))
+}
+
 /// Generates a [`Backend`] for one sqlx database; the bodies are identical,
 /// only the types differ.
 macro_rules! sql_backend {
-    ($name:ident, $pool:ty, $row:ty) => {
+    ($name:ident, $tx:ident, $db:ty, $pool:ty, $row:ty, $begin:literal) => {
         /// A SQL backend over one connection pool.
         #[derive(Debug)]
         pub(crate) struct $name {
@@ -416,6 +716,184 @@ macro_rules! sql_backend {
 
             fn decode_all(rows: &[$row]) -> Res<Vec<LedgerRecord>> {
                 rows.iter().map(Self::decode).collect()
+            }
+
+            fn decode_decision(row: &$row) -> Res<DecisionRecord> {
+                DecisionRow {
+                    id: row.try_get("decision_id")?,
+                    at: row.try_get("at")?,
+                    task_id: row.try_get("task_id")?,
+                    user: row.try_get("user_id")?,
+                    call_id: row.try_get("call_id")?,
+                    tool: row.try_get("tool")?,
+                    class: row.try_get("class")?,
+                    action: row.try_get("action")?,
+                    fail_reason: row.try_get("fail_reason")?,
+                    attempt: row.try_get("attempt")?,
+                    attempts_used: row.try_get("attempts_used")?,
+                    repair_tokens: row.try_get("repair_tokens")?,
+                    latency_added_ms: row.try_get("latency_added_ms")?,
+                    message_hash: row.try_get("message_hash")?,
+                    intent_key: row.try_get("intent_key")?,
+                }
+                .into_record()
+            }
+
+            fn decode_task(row: &$row) -> Res<TaskRecord> {
+                StoredTask {
+                    user: row.try_get("user_id")?,
+                    task_id: row.try_get("task_id")?,
+                    revision: row.try_get("revision")?,
+                    writer: row.try_get("writer")?,
+                    terminal: row.try_get("terminal")?,
+                    state: row.try_get("state")?,
+                    failure: row.try_get("failure")?,
+                    reopened_at: row.try_get("reopened_at")?,
+                    updated_at: row.try_get("updated_at")?,
+                }
+                .into_record()
+            }
+        }
+
+        /// A transaction on one pooled connection; SQLite's also holds this
+        /// process's write gate until it ends.
+        struct $tx<'a> {
+            tx: sqlx::Transaction<'static, $db>,
+            _gate: Option<tokio::sync::MutexGuard<'a, ()>>,
+            sql: &'a Statements,
+            clock: &'a dyn Clock,
+        }
+
+        impl $tx<'_> {
+            /// The user's window, locked until the transaction ends (the row
+            /// is created empty on first use).
+            async fn locked_window(&mut self, user: &str, bucket_ms: i64) -> Res<TokenWindow> {
+                for _ in 0..2 {
+                    let slots: Option<String> = sqlx::query_scalar(&self.sql.lock_window)
+                        .bind(user)
+                        .bind(bucket_ms)
+                        .fetch_optional(&mut *self.tx)
+                        .await?;
+                    if let Some(slots) = slots {
+                        return decode_window(&slots);
+                    }
+                    sqlx::query(&self.sql.insert_window)
+                        .bind(user)
+                        .bind(bucket_ms)
+                        .bind(encode_window(&TokenWindow::default())?)
+                        .bind(self.clock.now().as_millis())
+                        .execute(&mut *self.tx)
+                        .await?;
+                }
+                Err(LedgerError::corrupt(format!(
+                    "the token window of {user:?} vanished while locked"
+                )))
+            }
+
+            async fn store_window(&mut self, user: &str, bucket_ms: i64, window: &TokenWindow) -> Res<()> {
+                sqlx::query(&self.sql.update_window)
+                    .bind(user)
+                    .bind(bucket_ms)
+                    .bind(encode_window(window)?)
+                    .bind(self.clock.now().as_millis())
+                    .execute(&mut *self.tx)
+                    .await?;
+                Ok(())
+            }
+
+            async fn stored_revision(&mut self, user: &str, task_id: &str) -> Res<i64> {
+                let revision: Option<i64> = sqlx::query_scalar(&self.sql.task_revision)
+                    .bind(user)
+                    .bind(task_id)
+                    .fetch_optional(&mut *self.tx)
+                    .await?;
+                Ok(revision.unwrap_or(0))
+            }
+        }
+
+        impl<'a> TaskTransaction<'a> for $tx<'a> {
+            fn reserve_tokens<'b>(
+                &'b mut self,
+                user: &'b str,
+                limit: &'b TokenLimit,
+                tokens: u64,
+            ) -> BoxFuture<'b, Res<Result<Reservation, TokensExhausted>>> {
+                Box::pin(async move {
+                    let bucket_ms = limit.bucket_millis();
+                    let mut window = self.locked_window(user, bucket_ms).await?;
+                    let result = window.reserve(limit, self.clock.now().as_millis(), tokens);
+                    if result.is_ok() && tokens > 0 {
+                        self.store_window(user, bucket_ms, &window).await?;
+                    }
+                    Ok(result)
+                })
+            }
+
+            fn settle_tokens<'b>(
+                &'b mut self,
+                user: &'b str,
+                limit: &'b TokenLimit,
+                reservations: &'b [Reservation],
+                actual: u64,
+            ) -> BoxFuture<'b, Res<u64>> {
+                Box::pin(async move {
+                    let bucket_ms = limit.bucket_millis();
+                    let mut window = self.locked_window(user, bucket_ms).await?;
+                    let left = window.settle(limit, self.clock.now().as_millis(), reservations, actual);
+                    self.store_window(user, bucket_ms, &window).await?;
+                    Ok(left)
+                })
+            }
+
+            fn save_task<'b>(&'b mut self, record: &'b TaskRecord) -> BoxFuture<'b, Res<i64>> {
+                Box::pin(async move {
+                    let revision = record.revision + 1;
+                    let row = TaskRow::of(record, revision, self.clock.now())?;
+                    let done = if record.revision == 0 {
+                        bind_task!(sqlx::query(&self.sql.insert_task), row)
+                            .execute(&mut *self.tx)
+                            .await?
+                    } else {
+                        sqlx::query(&self.sql.update_task)
+                            .bind(&row.user)
+                            .bind(&row.task_id)
+                            .bind(row.revision)
+                            .bind(&row.writer)
+                            .bind(row.terminal)
+                            .bind(&row.state)
+                            .bind(&row.failure)
+                            .bind(row.failed_reason)
+                            .bind(&row.failed_intent_key)
+                            .bind(row.failed_at)
+                            .bind(row.reopened_at)
+                            .bind(row.updated_at)
+                            .bind(record.revision)
+                            .execute(&mut *self.tx)
+                            .await?
+                    };
+                    if done.rows_affected() == 1 {
+                        Ok(revision)
+                    } else {
+                        let stored = self.stored_revision(&record.user, &record.task_id).await?;
+                        Err(crate::task::task_changed(record, stored))
+                    }
+                })
+            }
+
+            fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Res<()>> {
+                Box::pin(async move {
+                    bind_decision!(sqlx::query(&self.sql.append_decision), record)
+                        .execute(&mut *self.tx)
+                        .await?;
+                    Ok(())
+                })
+            }
+
+            fn commit(self: Box<Self>) -> BoxFuture<'a, Res<()>> {
+                Box::pin(async move {
+                    self.tx.commit().await?;
+                    Ok(())
+                })
             }
         }
 
@@ -539,20 +1017,7 @@ macro_rules! sql_backend {
 
             async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
                 let _gate = self.gate().await;
-                sqlx::query(&self.sql.append_decision)
-                    .bind(d.at.as_millis())
-                    .bind(&d.task_id)
-                    .bind(&d.user)
-                    .bind(&d.call_id)
-                    .bind(&d.tool)
-                    .bind(&d.class)
-                    .bind(&d.action)
-                    .bind(d.attempt)
-                    .bind(d.attempts_used)
-                    .bind(d.repair_tokens)
-                    .bind(d.latency_added_ms)
-                    .bind(&d.message_hash)
-                    .bind(&d.intent_key)
+                bind_decision!(sqlx::query(&self.sql.append_decision), d)
                     .execute(&self.pool)
                     .await?;
                 Ok(())
@@ -567,25 +1032,57 @@ macro_rules! sql_backend {
                     .bind(q.limit.map_or(i64::MAX, i64::from))
                     .fetch_all(&self.pool)
                     .await?;
-                rows.iter()
-                    .map(|row| {
-                        Ok(DecisionRecord {
-                            at: Timestamp::from_millis(row.try_get("at")?),
-                            task_id: row.try_get("task_id")?,
-                            user: row.try_get("user_id")?,
-                            call_id: row.try_get("call_id")?,
-                            tool: row.try_get("tool")?,
-                            class: row.try_get("class")?,
-                            action: row.try_get("action")?,
-                            attempt: row.try_get("attempt")?,
-                            attempts_used: row.try_get("attempts_used")?,
-                            repair_tokens: row.try_get("repair_tokens")?,
-                            latency_added_ms: row.try_get("latency_added_ms")?,
-                            message_hash: row.try_get("message_hash")?,
-                            intent_key: row.try_get("intent_key")?,
-                        })
-                    })
-                    .collect()
+                rows.iter().map(Self::decode_decision).collect()
+            }
+
+            async fn load_task(&self, user: &str, task_id: &str) -> Res<Option<TaskRecord>> {
+                let row = sqlx::query(&self.sql.load_task)
+                    .bind(user)
+                    .bind(task_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map(Self::decode_task).transpose()
+            }
+
+            async fn begin<'a>(&'a self, clock: &'a dyn Clock) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
+                let gate = self.gate().await;
+                let tx = self.pool.begin_with($begin).await?;
+                Ok(Box::new($tx {
+                    tx,
+                    _gate: gate,
+                    sql: &self.sql,
+                    clock,
+                }))
+            }
+
+            async fn list_failed_tasks(&self, limit: u32) -> Res<Vec<TaskRecord>> {
+                let rows = sqlx::query(&self.sql.list_failed_tasks)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map(Self::decode_task).collect()
+            }
+
+            async fn tasks_failed_on(&self, user: &str, key: &str) -> Res<Vec<TaskRecord>> {
+                let rows = sqlx::query(&self.sql.tasks_failed_on)
+                    .bind(user)
+                    .bind(key)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map(Self::decode_task).collect()
+            }
+
+            async fn load_window(&self, user: &str, bucket_ms: i64) -> Res<TokenWindow> {
+                let slots: Option<String> = sqlx::query_scalar(&self.sql.load_window)
+                    .bind(user)
+                    .bind(bucket_ms)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                slots
+                    .as_deref()
+                    .map(decode_window)
+                    .transpose()
+                    .map(Option::unwrap_or_default)
             }
 
             async fn close(&self) {
@@ -595,8 +1092,22 @@ macro_rules! sql_backend {
     };
 }
 
-sql_backend!(SqliteBackend, sqlx::SqlitePool, sqlx::sqlite::SqliteRow);
-sql_backend!(PgBackend, sqlx::PgPool, sqlx::postgres::PgRow);
+sql_backend!(
+    SqliteBackend,
+    SqliteTx,
+    sqlx::Sqlite,
+    sqlx::SqlitePool,
+    sqlx::sqlite::SqliteRow,
+    "BEGIN IMMEDIATE"
+);
+sql_backend!(
+    PgBackend,
+    PgTx,
+    sqlx::Postgres,
+    sqlx::PgPool,
+    sqlx::postgres::PgRow,
+    "BEGIN"
+);
 
 fn migration_sql(stmt: &str, d: Dialect) -> String {
     let seq = match d {

@@ -3,6 +3,7 @@
 //! to one behaviour. Case names carry the L-number of the reference test list
 //! (shared/reference/ledger-budgets-sanitizer.md §5) they cover.
 
+#[macro_use]
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
@@ -966,37 +967,51 @@ async fn renew_extends_lease(h: &Harness) {
     h.ledger.complete(&renewed, json!("ok")).await.expect("complete");
 }
 
-// The decision log: append, filter, order, and the report numbers.
+// The decision log: append (once per id), filter, order, and the report numbers.
 async fn decision_log_and_report(h: &Harness) {
-    let mk = |t: i64, task: &str, action: &str, class: &str, tokens: i64| DecisionRecord {
-        at: Timestamp::from_millis(t),
-        task_id: task.into(),
-        user: "u1".into(),
-        call_id: format!("call_{t}"),
-        tool: "charge_card".into(),
-        class: class.into(),
-        action: action.into(),
-        attempt: 1,
-        attempts_used: 0,
-        repair_tokens: tokens,
-        latency_added_ms: 10,
-        message_hash: "abc".into(),
-        intent_key: (t % 2 == 0).then(|| format!("key-{t}")),
-    };
+    use gate_ledger::{Action, Ambiguity, ClassActionCount, FailReason, FailureClass, FollowUps};
+    let mk =
+        |t: i64, task: &str, tool: &str, action: Action, class: Option<FailureClass>, tokens: i64| DecisionRecord {
+            id: format!("decision-{t}"),
+            at: Timestamp::from_millis(t),
+            task_id: task.into(),
+            user: "u1".into(),
+            call_id: format!("call_{t}"),
+            tool: tool.into(),
+            class,
+            action,
+            fail_reason: (action == Action::Fail).then_some(FailReason::RejectionCap),
+            attempt: 1,
+            attempts_used: 0,
+            repair_tokens: tokens,
+            latency_added_ms: 10,
+            message_hash: "abc".into(),
+            intent_key: (t % 2 == 0).then(|| format!("key-{t}")),
+        };
+    let structural = Some(FailureClass::Structural);
+    let wrong_target = Some(FailureClass::Ambiguous(Ambiguity::WrongTarget));
     let log = [
-        mk(1, "a", "reject", "structural", 100),
-        mk(2, "a", "return", "none", 0),
-        mk(3, "b", "reject", "structural", 50),
-        mk(4, "b", "reject", "structural", 70),
-        mk(5, "b", "fail", "structural", 0),
-        mk(6, "c", "retry", "ambiguous", 30),
-        mk(7, "c", "return", "none", 0),
+        mk(1, "a", "charge_card", Action::Reject, structural, 100),
+        mk(2, "a", "charge_card", Action::Return, None, 0),
+        mk(3, "b", "charge_card", Action::Reject, structural, 50),
+        mk(4, "b", "charge_card", Action::Reject, structural, 70),
+        mk(5, "b", "charge_card", Action::Fail, structural, 0),
+        mk(6, "c", "charge_card", Action::RetryWithCorrection, wrong_target, 30),
+        mk(7, "c", "charge_card", Action::Return, None, 0),
+        // A hallucinated name, fixed by calling the real tool.
+        mk(8, "d", "fetch_invoice", Action::Reject, structural, 20),
+        mk(9, "d", "lookup_invoice", Action::Return, None, 0),
     ];
     for d in log.iter().rev() {
         h.ledger.append_decision(d).await.expect("append");
     }
+    h.ledger.append_decision(&log[0]).await.expect("append again");
     let all = h.ledger.list_decisions(&DecisionQuery::default()).await.expect("list");
-    assert_eq!(all, log.to_vec(), "oldest first, whatever the insertion order");
+    assert_eq!(
+        all,
+        log.to_vec(),
+        "oldest first, whatever the insertion order, each id once"
+    );
     let b = h
         .ledger
         .list_decisions(&DecisionQuery {
@@ -1028,80 +1043,39 @@ async fn decision_log_and_report(h: &Harness) {
     assert!(none.is_empty());
 
     let rep = h.ledger.report(&DecisionQuery::default()).await.expect("report");
-    assert_eq!(rep.total, 7);
-    assert_eq!(rep.rejections, 3);
-    assert_eq!(rep.rejections_followed_by_valid_call, 1);
-    assert_eq!(rep.rejection_success_share, Some(1.0 / 3.0));
-    assert_eq!(rep.by_action.get("reject"), Some(&3));
-    assert_eq!(rep.by_class.get("structural"), Some(&4));
-    assert_eq!(rep.by_class_action.get("ambiguous/retry"), Some(&1));
-    assert_eq!(rep.repair_tokens_per_task.get("b"), Some(&120));
-    assert_eq!(rep.mean_repair_tokens_per_task, Some(250.0 / 3.0));
-}
-
-/// Generates one test per case and store. `sql_only` cases inject failures
-/// into a real SQL store and have no memory counterpart.
-macro_rules! suite {
-    (all: [$($case:ident),* $(,)?], sql_only: [$($sql:ident),* $(,)?]) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let h = super::Harness::open(super::Kind::Memory, stringify!($case))
-                        .await
-                        .expect("memory store");
-                    super::$case(&h).await;
-                    h.cleanup().await;
-                }
-            )*
+    assert_eq!(rep.total, 9);
+    assert_eq!(
+        rep.rejection_follow_ups,
+        FollowUps {
+            valid: 2,
+            rejected_again: 1,
+            failed: 1,
+            nothing: 0
         }
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let h = super::Harness::open(super::Kind::Sqlite, stringify!($case))
-                        .await
-                        .expect("sqlite store");
-                    super::$case(&h).await;
-                    h.cleanup().await;
-                }
-            )*
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $sql() {
-                    let h = super::Harness::open(super::Kind::Sqlite, stringify!($sql))
-                        .await
-                        .expect("sqlite store");
-                    super::$sql(&h).await;
-                    h.cleanup().await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let Some(h) = super::Harness::open(super::Kind::Postgres, stringify!($case)).await
-                    else {
-                        return;
-                    };
-                    super::$case(&h).await;
-                    h.cleanup().await;
-                }
-            )*
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $sql() {
-                    let Some(h) = super::Harness::open(super::Kind::Postgres, stringify!($sql)).await
-                    else {
-                        return;
-                    };
-                    super::$sql(&h).await;
-                    h.cleanup().await;
-                }
-            )*
-        }
-    };
+    );
+    assert_eq!(rep.rejections(), 4);
+    assert_eq!(rep.rejection_follow_ups.valid_share(), Some(0.5));
+    assert_eq!(
+        rep.rejection_follow_ups_by_tool.get("fetch_invoice").map(|f| f.valid),
+        Some(1)
+    );
+    assert_eq!(rep.count(Action::Reject), 4);
+    assert_eq!(rep.count(Action::RetryWithCorrection), 1);
+    assert_eq!(rep.by_class.get(&FailureClass::Structural), Some(&5));
+    assert_eq!(rep.fails_by_reason.get(&FailReason::RejectionCap), Some(&1));
+    assert_eq!(
+        rep.by_class_action.first(),
+        Some(&ClassActionCount {
+            class: structural,
+            action: Action::Reject,
+            count: 4
+        })
+    );
+    let b = rep.task("u1", "b").expect("task b");
+    assert_eq!((b.decisions, b.rejections, b.fails, b.repair_tokens), (3, 2, 1, 120));
+    assert_eq!(b.last_action, Action::Fail);
+    assert_eq!(rep.tasks.len(), 4);
+    assert_eq!(rep.mean_repair_tokens_per_task, Some(270.0 / 4.0));
 }
 
 suite!(

@@ -1,13 +1,14 @@
 //! Opening stores by URL: the accepted forms, the errors for the rest, and an
 //! SQLite file that is created on first use and keeps its records across
-//! reopening (the schema is migrated once, not again).
+//! reopening (the schema is migrated once, not again), and a store written by
+//! schema version 1 that upgrades without losing its records.
 
 mod common;
 
 use std::time::Duration;
 
 use common::{charge, postgres_url, random_suffix, temp_dir};
-use gate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State, StoreKind, open, open_store, open_with};
+use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION, State, StoreKind, open, open_store, open_with};
 
 #[tokio::test]
 async fn memory_url_opens_the_memory_store() {
@@ -74,7 +75,7 @@ async fn sqlite_file_is_created_and_survives_reopening() {
     assert!(rec.dispatched_at.is_some());
     l.close().await;
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(SCHEMA_VERSION, 1);
+    assert_eq!(SCHEMA_VERSION, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,4 +105,74 @@ async fn postgres_schema_is_isolated() {
     for s in [&a, &b] {
         gate_ledger::drop_pg_schema(&url, s).await.expect("drop");
     }
+}
+
+/// Version 1's decision log as it was created, and one record in it.
+const V1_DECISIONS: &str = "CREATE TABLE gate_decisions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at BIGINT NOT NULL, task_id TEXT NOT NULL,
+    user_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, class TEXT NOT NULL,
+    action TEXT NOT NULL, attempt BIGINT NOT NULL, attempts_used BIGINT NOT NULL,
+    repair_tokens BIGINT NOT NULL, latency_added_ms BIGINT NOT NULL, message_hash TEXT NOT NULL,
+    intent_key TEXT)";
+const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_id, tool, class, action, \
+    attempt, attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key) \
+    VALUES (1, 'old-task', 'u', 'c1', 'lookup', 'none', 'return', 1, 0, 0, 0, 'h', NULL)";
+
+// A file written by version 1 (its intents table, its free-string decision
+// log) opens under version 2: the intents are kept, the old log moves to
+// gate_decisions_v1 untouched, and the new typed log starts empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_sqlite_file_upgrades_keeping_its_records() {
+    use sqlx::ConnectOptions;
+    use std::str::FromStr;
+    let dir = temp_dir("v1");
+    let url = format!("sqlite:{}", dir.join("v1.db").display());
+    let r = charge("written by version 1");
+    {
+        // Version 1 as it shipped: its own migration, then one intent and one decision.
+        let store = open_store(&url, &LedgerConfig::default()).await.expect("create");
+        let Claim::Acquired(_) = store.ledger().claim(&r).await.expect("claim") else {
+            panic!("fresh key")
+        };
+        let raw = store.raw().expect("sql store");
+        for stmt in [
+            "DROP TABLE gate_decisions",
+            "DROP TABLE gate_tasks",
+            "DROP TABLE gate_token_windows",
+            "ALTER TABLE gate_decisions_v1 RENAME TO gate_decisions_unused",
+            "DROP TABLE gate_decisions_unused",
+            V1_DECISIONS,
+            V1_RECORD,
+            "DELETE FROM gate_schema WHERE version = 2",
+        ] {
+            raw.execute(stmt).await.unwrap_or_else(|e| panic!("{stmt}: {e}"));
+        }
+        store.ledger().close().await;
+    }
+    let store = open_store(&url, &LedgerConfig::default()).await.expect("upgrade");
+    let l = store.ledger();
+    assert!(l.get(&r.user, &r.key).await.expect("get").is_some(), "intents are kept");
+    assert!(
+        l.list_decisions(&DecisionQuery::default())
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+        .expect("url")
+        .connect()
+        .await
+        .expect("connect");
+    let (class, action): (String, String) = sqlx::query_as("SELECT class, action FROM gate_decisions_v1")
+        .fetch_one(&mut conn)
+        .await
+        .expect("old log kept");
+    assert_eq!((class.as_str(), action.as_str()), ("none", "return"));
+    let version: i64 = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
+        .fetch_one(&mut conn)
+        .await
+        .expect("version");
+    assert_eq!(version, SCHEMA_VERSION);
+    l.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

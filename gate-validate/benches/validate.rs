@@ -1,7 +1,7 @@
 //! The valid path (raw text → typed args) of gate-validate against bare
 //! `serde_json::from_str` and against jsonschema-then-serde, and the invalid
 //! path (raw text → complete message). After criterion's own output, prints
-//! the ratios measured side by side in one run (DESIGN.md §5).
+//! the ratios measured side by side in one run.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

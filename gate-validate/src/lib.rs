@@ -3,7 +3,7 @@
 //!
 //! A model that sends `{"customer_id": 12345}` to a tool that wants a string
 //! id plus `include_history` should need exactly one round trip to fix it.
-//! This crate is the reject path of the runtime (DESIGN.md §3, "structural"
+//! This crate is the reject path of the runtime ("structural"
 //! failures): it validates the raw argument text of a call against the
 //! tool's schema (JSON Schema 2020-12 as schemars emits it), reports every
 //! violation at once, and renders a short deterministic message that ends

@@ -1,13 +1,15 @@
 //! The budgets as the runtime consults them.
 //!
-//! Three independent limits must all allow a repair (DESIGN.md rule 4):
+//! Three independent limits must all allow a repair (the policy's rule 4):
 //! repairs per task, wall-clock latency added per task, and repair tokens per
-//! user over a rolling window. They live in `gate-budget`; the runtime asks
-//! them only after the policy has chosen a repair, so a budget can refuse a
-//! repair but never create one, and a refusal is turned into a decision by
-//! the same pure policy (`decide` with that budget closed).
+//! user over a rolling window. The first two live with the task (in
+//! `gate-budget`, stored with the task's state); the window lives in the
+//! store, shared by every worker. The runtime asks them only after the policy
+//! has chosen a repair, so a budget can refuse a repair but never create one,
+//! and a refusal is turned into a decision by the same pure policy (`decide`
+//! with that budget closed).
 
-pub use gate_budget::{Budget, Pushback, Refusal, RepairTokenBudget, TaskBudget, estimate_tokens, repair_cost};
+pub use gate_budget::{Budget, Pushback, Refusal, TaskBudget, TokenLimit, estimate_tokens, repair_cost};
 
 use super::policy::BudgetVerdict;
 

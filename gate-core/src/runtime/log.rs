@@ -2,16 +2,19 @@
 //! sink.
 //!
 //! The field names are stable (dashboards and `gate report` read them):
-//! `task`, `user`, `call_id`, `tool`, `class`, `action`, `attempt`,
-//! `attempts_used`, `repair_tokens`, `latency_added_ms`, `message_hash`,
-//! `intent_key`. The gate's ledger store always receives the records; more
+//! `task`, `user`, `call_id`, `tool`, `class`, `action`, `fail_reason`,
+//! `attempt`, `attempts_used`, `repair_tokens`, `latency_added_ms`,
+//! `message_hash`, `intent_key`; class, action and reason carry the names of
+//! gate's vocabulary (`outcome_unknown`, `retry_internally`,
+//! `rejection_cap`), an empty class or reason meaning none. The store always
+//! receives the records, committed with the decision they describe; more
 //! sinks (a JSON Lines file) can be added.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use gate_ledger::{BoxFuture, DecisionRecord, Ledger};
+use gate_ledger::{BoxFuture, DecisionRecord};
 
 /// Where decision records go besides the `tracing` event.
 pub trait DecisionSink: Send + Sync {
@@ -28,8 +31,9 @@ pub(crate) fn emit(record: &DecisionRecord) {
         user = %record.user,
         call_id = %record.call_id,
         tool = %record.tool,
-        class = %record.class,
-        action = %record.action,
+        class = record.class.map_or("", |c| c.as_str()),
+        action = record.action.as_str(),
+        fail_reason = record.fail_reason.map_or("", |r| r.as_str()),
         attempt = record.attempt,
         attempts_used = record.attempts_used,
         repair_tokens = record.repair_tokens,
@@ -38,19 +42,6 @@ pub(crate) fn emit(record: &DecisionRecord) {
         intent_key = record.intent_key.as_deref().unwrap_or(""),
         "decision"
     );
-}
-
-/// Writes records into the ledger store (the default sink).
-pub(crate) struct LedgerSink(pub(crate) Arc<dyn Ledger>);
-
-impl DecisionSink for LedgerSink {
-    fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            if let Err(e) = self.0.append_decision(record).await {
-                tracing::warn!(target: "gate::decision", error = %e, "decision record not stored");
-            }
-        })
-    }
 }
 
 /// Appends records to a file, one JSON object per line.

@@ -1,24 +1,40 @@
 //! The runtime: from a model's tool call to a [`Step`] the model sees.
 //!
-//! `Gate` holds what is shared (the toolbox, compiled validators, the ledger,
-//! the sanitizer, the budgets); a `Task` holds one agent task's history. Every
-//! call goes through the same pipeline: resolve the tool, validate the
-//! arguments, claim the intent in the ledger, run the tool with panics
-//! contained, classify a failure, [`decide`](policy::decide), log the decision,
-//! and render a sanitized text for the model.
+//! [`Gate`] holds what is shared (the toolbox, compiled validators, the
+//! store, the sanitizer, the budgets); a [`Task`] is one agent task, whose
+//! history lives in the store so that any worker resumes it exactly. Every
+//! call goes through one pipeline: a failed task runs nothing; resolve the
+//! tool, validate the arguments, claim the intent in the ledger, run the tool
+//! with panics contained, classify a failure, [`decide`](policy::decide),
+//! consult the budgets, and commit the task's new state with the decision
+//! record, then render a sanitized text for the model.
+//!
+//! The files follow the pipeline: `builder` (settings and [`GateError`]),
+//! `gate` (the shared part), `task` (the pipeline), `attempt` (claim,
+//! dispatch, run, record), `persist` (store writes sent again while the store
+//! fails), [`policy`] (the decision and the ledger state it implies),
+//! [`budget`], [`class`], `messages` (every text), [`step`] and [`log`].
 
+mod attempt;
 pub mod budget;
+mod builder;
 pub mod class;
 mod gate;
 pub mod log;
+mod messages;
+mod persist;
 pub mod policy;
-pub mod report;
 pub mod step;
+mod task;
 
 pub use budget::Budget;
-pub use class::{Ambiguity, FailureClass, classify};
-pub use gate::{DEFAULT_RESULT_CAP, DEFAULT_STORE, Gate, GateBuilder, GateError, Task};
+pub use builder::{
+    DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, GateBuilder, GateError, MAX_STORE_PATIENCE,
+};
+pub use class::classify;
+pub use gate::Gate;
+pub use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, FailureReport};
 pub use log::{DecisionSink, JsonLinesSink};
-pub use policy::{BudgetVerdict, Decision, FailReason, History, Situation, decide};
-pub use report::FailureReport;
+pub use policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 pub use step::{Feedback, Step, ToolCall, ToolOutput};
+pub use task::Task;

@@ -18,9 +18,8 @@
 //! | definitive | **Return** the error to the model as the tool's result |
 //! | internal | **Fail** |
 
-use serde::{Deserialize, Serialize};
+use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, State};
 
-use super::class::{Ambiguity, FailureClass};
 use crate::Effects;
 
 /// What the task has already seen; gathered by the runtime.
@@ -66,65 +65,12 @@ impl BudgetVerdict {
 pub struct Situation {
     /// The tool's declared effects.
     pub effects: Effects,
-    /// The failure class.
+    /// The failure class (for ambiguous failures, with the correction that fits).
     pub class: FailureClass,
-    /// For ambiguous failures, which correction fits.
-    pub ambiguity: Option<Ambiguity>,
     /// What the task has seen.
     pub history: History,
     /// What the budgets allow.
     pub budget: BudgetVerdict,
-}
-
-/// Why a task failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailReason {
-    /// The same rejection was about to be given twice: it was not actionable.
-    NotActionable,
-    /// The task reached its rejection cap.
-    RejectionCap,
-    /// The task used its repairs.
-    AttemptBudget,
-    /// The user's repair tokens for the window are spent.
-    TokenBudget,
-    /// The task may add no more latency.
-    LatencyBudget,
-    /// An ambiguous failure of a tool that is not safe to retry.
-    UnsafeToRetry,
-    /// A correction was given in this step and the next call failed too.
-    CorrectionDidNotHelp,
-    /// The side effect may have happened: recorded for reconciliation.
-    OutcomeUnknown,
-    /// The tool has a bug.
-    Internal,
-    /// Another worker is running the same intent right now (not a policy
-    /// decision: the ledger's answer).
-    InProgress,
-    /// The intent key was already used with different arguments (the ledger's answer).
-    KeyReused,
-    /// The ledger could not be reached, so a side-effecting call was not run.
-    LedgerUnavailable,
-}
-
-impl FailReason {
-    /// The stable name used in logs and reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            FailReason::NotActionable => "not_actionable",
-            FailReason::RejectionCap => "rejection_cap",
-            FailReason::AttemptBudget => "attempt_budget",
-            FailReason::TokenBudget => "token_budget",
-            FailReason::LatencyBudget => "latency_budget",
-            FailReason::UnsafeToRetry => "unsafe_to_retry",
-            FailReason::CorrectionDidNotHelp => "correction_did_not_help",
-            FailReason::OutcomeUnknown => "outcome_unknown",
-            FailReason::Internal => "internal",
-            FailReason::InProgress => "in_progress",
-            FailReason::KeyReused => "key_reused",
-            FailReason::LedgerUnavailable => "ledger_unavailable",
-        }
-    }
 }
 
 /// What to do.
@@ -145,14 +91,23 @@ pub enum Decision {
 }
 
 impl Decision {
-    /// The stable action name used in logs and reports.
-    pub const fn action(self) -> &'static str {
+    /// The action the decision log records for it.
+    pub const fn action(self) -> Action {
         match self {
-            Decision::Return => "return",
-            Decision::Reject | Decision::RefuseRepeat => "reject",
-            Decision::RetryWithCorrection(_) | Decision::RetryInternally => "retry",
-            Decision::Fail(_) => "fail",
+            Decision::Return => Action::Return,
+            Decision::Reject | Decision::RefuseRepeat => Action::Reject,
+            Decision::RetryWithCorrection(_) => Action::RetryWithCorrection,
+            Decision::RetryInternally => Action::RetryInternally,
+            Decision::Fail(_) => Action::Fail,
         }
+    }
+
+    /// Whether the decision is a repair the budgets must allow.
+    pub const fn is_repair(self) -> bool {
+        matches!(
+            self,
+            Decision::Reject | Decision::RefuseRepeat | Decision::RetryWithCorrection(_) | Decision::RetryInternally
+        )
     }
 }
 
@@ -176,15 +131,15 @@ pub fn decide(s: &Situation) -> Decision {
                 Reject
             }
         }
-        C::Ambiguous if !retry_safe => Fail(FailReason::UnsafeToRetry),
-        C::Ambiguous if s.ambiguity == Some(Ambiguity::Unreadable) => internal_retry(s.budget),
-        C::Ambiguous => {
+        C::Ambiguous(_) if !retry_safe => Fail(FailReason::UnsafeToRetry),
+        C::Ambiguous(Ambiguity::Unreadable) => internal_retry(s.budget),
+        C::Ambiguous(ambiguity) => {
             if h.corrections_in_step >= h.corrections_per_step {
                 Fail(FailReason::CorrectionDidNotHelp)
             } else if let Some(reason) = model_repair_budget(s.budget) {
                 Fail(reason)
             } else {
-                RetryWithCorrection(s.ambiguity.unwrap_or(Ambiguity::WrongTarget))
+                RetryWithCorrection(ambiguity)
             }
         }
         C::Transient => internal_retry(s.budget),
@@ -219,6 +174,28 @@ fn internal_retry(b: BudgetVerdict) -> Decision {
         Decision::Fail(FailReason::LatencyBudget)
     } else {
         Decision::RetryInternally
+    }
+}
+
+/// The state a failed call leaves its intent in, from the same facts as the
+/// decision: one function, so the ledger and the failure report can never
+/// disagree.
+///
+/// A definitive answer is stored and replayed; a failure that will be retried
+/// (or where nothing happened) leaves the intent free for a new attempt; an
+/// ambiguous answer that is not retried is stored like a definitive one; what
+/// is left (timeouts, lost connections after sending, unreadable answers,
+/// crashes while dispatched) may have had its effect, so only an idempotent
+/// tool may run it again.
+pub fn ledger_state(class: FailureClass, decision: Decision, effects: Effects) -> State {
+    match (class, decision) {
+        (FailureClass::Definitive, _) => State::FailedPermanent,
+        (_, Decision::RetryInternally | Decision::RetryWithCorrection(_)) | (FailureClass::Transient, _) => {
+            State::FailedRetryable
+        }
+        (FailureClass::Ambiguous(a), _) if a != Ambiguity::Unreadable => State::FailedPermanent,
+        _ if effects.is_idempotent() => State::FailedRetryable,
+        _ => State::OutcomeUnknown,
     }
 }
 
@@ -303,7 +280,7 @@ mod tests {
     }
 
     /// The expected decision, written as the policy table reads, row by row.
-    fn expected(effects: Effects, class: C, ambiguity: Option<Ambiguity>, h: History, b: BudgetVerdict) -> Decision {
+    fn expected(effects: Effects, class: C, h: History, b: BudgetVerdict) -> Decision {
         let safe = effects.is_idempotent();
         let model_budget = if !b.attempts {
             Some(Fail(FailReason::AttemptBudget))
@@ -327,12 +304,10 @@ mod tests {
             (C::Structural, _) if model_budget.is_some() => model_budget.unwrap_or(Reject),
             (C::Structural, _) if h.repeats_failed_call => RefuseRepeat,
             (C::Structural, _) => Reject,
-            (C::Ambiguous, false) => Fail(FailReason::UnsafeToRetry),
-            (C::Ambiguous, true) if ambiguity == Some(Ambiguity::Unreadable) => internal,
-            (C::Ambiguous, true) if h.corrections_in_step >= 1 => Fail(FailReason::CorrectionDidNotHelp),
-            (C::Ambiguous, true) => {
-                model_budget.unwrap_or(RetryWithCorrection(ambiguity.unwrap_or(Ambiguity::WrongTarget)))
-            }
+            (C::Ambiguous(_), false) => Fail(FailReason::UnsafeToRetry),
+            (C::Ambiguous(Ambiguity::Unreadable), true) => internal,
+            (C::Ambiguous(_), true) if h.corrections_in_step >= 1 => Fail(FailReason::CorrectionDidNotHelp),
+            (C::Ambiguous(a), true) => model_budget.unwrap_or(RetryWithCorrection(a)),
             (C::Transient, _) => internal,
             (C::OutcomeUnknown, true) => internal,
             (C::OutcomeUnknown, false) => Fail(FailReason::OutcomeUnknown),
@@ -343,42 +318,26 @@ mod tests {
 
     #[test]
     fn every_class_effect_budget_and_history_gets_the_tabled_decision() {
-        let ambiguities = [
-            None,
-            Some(Ambiguity::WrongTarget),
-            Some(Ambiguity::NothingFound),
-            Some(Ambiguity::Unreadable),
-        ];
         let mut rows = 0;
         for effects in effect_combinations() {
-            for class in C::ALL {
-                for ambiguity in ambiguities {
-                    if (class == C::Ambiguous) != ambiguity.is_some() {
-                        continue;
-                    }
-                    for (bname, budget) in budgets() {
-                        for (hname, history) in histories() {
-                            let s = Situation {
-                                effects,
-                                class,
-                                ambiguity,
-                                history,
-                                budget,
-                            };
-                            let want = expected(effects, class, ambiguity, history, budget);
-                            assert_eq!(
-                                decide(&s),
-                                want,
-                                "{effects:?} {class:?} {ambiguity:?} budget={bname} history={hname}"
-                            );
-                            rows += 1;
-                        }
+            for &class in C::ALL {
+                for (bname, budget) in budgets() {
+                    for (hname, history) in histories() {
+                        let s = Situation {
+                            effects,
+                            class,
+                            history,
+                            budget,
+                        };
+                        let want = expected(effects, class, history, budget);
+                        assert_eq!(decide(&s), want, "{effects:?} {class:?} budget={bname} history={hname}");
+                        rows += 1;
                     }
                 }
             }
         }
         assert_eq!(effect_combinations().len(), 12);
-        assert_eq!(rows, 12 * (5 + 3) * 4 * 5);
+        assert_eq!(rows, 12 * 8 * 4 * 5);
     }
 
     #[test]
@@ -389,7 +348,6 @@ mod tests {
                     let s = Situation {
                         effects,
                         class: C::OutcomeUnknown,
-                        ambiguity: None,
                         history,
                         budget,
                     };
@@ -402,11 +360,10 @@ mod tests {
     #[test]
     fn retries_happen_only_for_retry_safe_tools_or_when_nothing_happened() {
         for effects in effect_combinations() {
-            for class in C::ALL {
+            for &class in C::ALL {
                 let s = Situation {
                     effects,
                     class,
-                    ambiguity: (class == C::Ambiguous).then_some(Ambiguity::WrongTarget),
                     history: History {
                         rejection_cap: 2,
                         corrections_per_step: 1,

@@ -4,11 +4,10 @@
 //! renders to each provider's tool-result message, so an agent loop never has
 //! to build error messages itself.
 
+use gate_ledger::{Action, FailureClass, FailureReport};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::class::FailureClass;
-use super::report::FailureReport;
 use crate::Dialect;
 
 /// A tool call as a model made it: provider-neutral.
@@ -106,14 +105,16 @@ impl Step {
         }
     }
 
-    /// The action name used in the decision log.
-    pub fn action(&self) -> &'static str {
+    /// The action the decision log records for this step. (A step is what
+    /// the model sees; gate's own internal retries are never returned as
+    /// steps, they are in [`Task::last_retries`](super::Task::last_retries).)
+    pub fn action(&self) -> Action {
         match self {
-            Step::Return(out) if out.replayed => "replay",
-            Step::Return(_) => "return",
-            Step::Reject(_) => "reject",
-            Step::Retry(_) => "retry",
-            Step::Fail(_) => "fail",
+            Step::Return(out) if out.replayed => Action::Replay,
+            Step::Return(_) => Action::Return,
+            Step::Reject(_) => Action::Reject,
+            Step::Retry(_) => Action::RetryWithCorrection,
+            Step::Fail(_) => Action::Fail,
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::Parser;
 use gate::Step;
 use gate::agent::{Ending, OpenAiCompatible};
+use gate::runtime::Action;
 use gate_examples::invoice::{DemoEvent, DemoOptions, DemoReport, ModelChoice, SCENARIOS, run_demo};
 
 /// Runs the invoice agent's scenarios and prints every call, its failure
@@ -54,6 +55,11 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
+/// An action as the demo prints it: `RETRY INTERNALLY`.
+fn shout(action: Action) -> String {
+    action.as_str().replace('_', " ").to_uppercase()
+}
+
 fn print_event(event: &DemoEvent) {
     match event {
         DemoEvent::Scenario { number, title, .. } => println!("\n━━ Scenario {number}: {title}"),
@@ -61,25 +67,26 @@ fn print_event(event: &DemoEvent) {
             let step = &exchange.step;
             let class = match step {
                 Step::Reject(f) | Step::Retry(f) => f.class.as_str(),
-                Step::Fail(r) => r.class.map(|c| c.as_str()).unwrap_or("ledger"),
+                Step::Fail(r) => r.class.map_or("-", |c| c.as_str()),
                 Step::Return(out) if out.is_error => "definitive",
                 Step::Return(_) => "-",
             };
             println!("  ▸ {}({})", exchange.call.name, exchange.call.arguments);
             for retry in &exchange.internal_retries {
                 println!(
-                    "    class: {:<16} decision: RETRY (by gate, the model is not involved)",
-                    retry.class.as_str()
+                    "    class: {:<16} decision: {} (the model is not involved)",
+                    retry.class.as_str(),
+                    shout(Action::RetryInternally)
                 );
                 println!("{}", indent(&retry.text));
             }
-            println!("    class: {class:<16} decision: {}", step.action().to_uppercase());
+            println!("    class: {class:<16} decision: {}", shout(step.action()));
             println!("{}", indent(step.model_text()));
             if let Step::Fail(report) = step {
                 println!(
                     "    report: reason={} ledger={} intent={}",
                     report.reason.as_str(),
-                    report.ledger_state.as_deref().unwrap_or("-"),
+                    report.ledger_state.map_or("-", |s| s.as_str()),
                     report.intent_key.as_deref().unwrap_or("-")
                 );
                 println!("    next check: {}", report.next_check);

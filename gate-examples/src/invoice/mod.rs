@@ -195,7 +195,7 @@ fn messages(request: &str) -> Vec<Message> {
 }
 
 async fn queue(gate: &Gate, run_id: &str) -> Result<Vec<QueueItem>, DemoError> {
-    let records = gate.ledger().list_unresolved(1000).await.map_err(err)?;
+    let records = gate.store().list_unresolved(1000).await.map_err(err)?;
     Ok(records
         .into_iter()
         .filter(|r| r.task_id.starts_with(run_id))
@@ -322,7 +322,7 @@ pub async fn run_demo(
             note: Some(note.clone()),
             value,
         };
-        gate.ledger().resolve(&request).await.map_err(err)?;
+        gate.store().resolve(&request).await.map_err(err)?;
         observe(&DemoEvent::Resolved {
             command: format!(
                 "gate reconcile resolve {key} --outcome {resolution} --note \"{note}\" --store {}",

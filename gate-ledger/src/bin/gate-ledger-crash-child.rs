@@ -71,6 +71,7 @@ fn request(label: &str, lease: Duration) -> ClaimRequest {
         tool: "charge_card".into(),
         idempotent: false,
         lease,
+        owner: None,
     }
 }
 

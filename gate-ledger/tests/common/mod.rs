@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gate_ledger::{
-    ClaimRequest, Ledger, LedgerConfig, ManualClock, Store, Timestamp, fingerprint, minted_intent_key, open_store,
+    ClaimRequest, LedgerConfig, ManualClock, Storage, Store, Timestamp, fingerprint, minted_intent_key, open_store,
 };
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ pub enum Kind {
 
 pub struct Harness {
     pub kind: Kind,
-    pub ledger: Arc<dyn Ledger>,
+    pub ledger: Arc<dyn Storage>,
     pub clock: Arc<ManualClock>,
     pub store: Store,
     pub url: String,
@@ -129,6 +129,7 @@ pub fn request(user: &str, task: &str, label: &str, tool: &str, args: &Value) ->
         tool: tool.to_owned(),
         idempotent: false,
         lease: Duration::from_secs(30),
+        owner: None,
     }
 }
 
@@ -141,4 +142,70 @@ pub fn charge(label: &str) -> ClaimRequest {
         "charge_card",
         &json!({"customer_id": "cus_1", "amount_cents": 4200}),
     )
+}
+
+/// Generates one test per case and store. `sql_only` cases inject failures
+/// into a real SQL store and have no memory counterpart.
+#[allow(unused_macros)]
+macro_rules! suite {
+    (all: [$($case:ident),* $(,)?], sql_only: [$($sql:ident),* $(,)?]) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let h = super::Harness::open(super::Kind::Memory, stringify!($case))
+                        .await
+                        .expect("memory store");
+                    super::$case(&h).await;
+                    h.cleanup().await;
+                }
+            )*
+        }
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let h = super::Harness::open(super::Kind::Sqlite, stringify!($case))
+                        .await
+                        .expect("sqlite store");
+                    super::$case(&h).await;
+                    h.cleanup().await;
+                }
+            )*
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $sql() {
+                    let h = super::Harness::open(super::Kind::Sqlite, stringify!($sql))
+                        .await
+                        .expect("sqlite store");
+                    super::$sql(&h).await;
+                    h.cleanup().await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(h) = super::Harness::open(super::Kind::Postgres, stringify!($case)).await
+                    else {
+                        return;
+                    };
+                    super::$case(&h).await;
+                    h.cleanup().await;
+                }
+            )*
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $sql() {
+                    let Some(h) = super::Harness::open(super::Kind::Postgres, stringify!($sql)).await
+                    else {
+                        return;
+                    };
+                    super::$sql(&h).await;
+                    h.cleanup().await;
+                }
+            )*
+        }
+    };
 }

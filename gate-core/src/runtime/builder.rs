@@ -1,0 +1,294 @@
+//! Building a [`Gate`]: the settings, their defaults, and what can go wrong.
+//!
+//! Everything that can fail does so here, once, at start-up: a tool whose
+//! schema cannot be compiled, a store that cannot be opened, a sanitizer that
+//! cannot be built. A running gate never fails for a reason it could have
+//! known when it was built. [`GateError`] says which of these happened, as
+//! predicates (hyper style), with the underlying error behind `source()`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use gate_ledger::{LedgerError, Storage};
+use gate_sanitize::Sanitizer;
+use gate_validate::Validator;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::budget::Budget;
+use super::gate::{Gate, Inner};
+use super::log::DecisionSink;
+use crate::Toolbox;
+
+/// The default store: an SQLite file in the working directory.
+pub const DEFAULT_STORE: &str = "sqlite:gate.db";
+/// Cap on results shown to the model (tool results may be long; error texts
+/// use the sanitizer's own, smaller cap).
+pub const DEFAULT_RESULT_CAP: usize = 64 * 1024;
+/// How long a store write the runtime needs is retried when the store fails:
+/// 10 s.
+pub const DEFAULT_STORE_PATIENCE: Duration = Duration::from_secs(10);
+/// The longest store patience accepted: 10 minutes.
+pub const MAX_STORE_PATIENCE: Duration = Duration::from_secs(600);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    InvalidSchema,
+    InvalidStoreUrl,
+    StoreUnavailable,
+    Store,
+    InvalidSetting,
+}
+
+/// Why a gate could not be built.
+///
+/// Branch on the predicates; the message names the tool, the store or the
+/// setting, and `source()` holds the underlying error.
+pub struct GateError {
+    kind: Kind,
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl GateError {
+    fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        GateError { kind, message, source }
+    }
+
+    fn store(url: &str, e: LedgerError) -> Self {
+        let kind = if e.is_invalid_url() {
+            Kind::InvalidStoreUrl
+        } else if e.is_unavailable() {
+            Kind::StoreUnavailable
+        } else {
+            Kind::Store
+        };
+        GateError::new(kind, format!("cannot open the store `{url}`: {e}"), Some(Box::new(e)))
+    }
+
+    /// A tool's input schema cannot be compiled into a validator.
+    pub fn is_invalid_schema(&self) -> bool {
+        self.kind == Kind::InvalidSchema
+    }
+
+    /// The store URL is not one gate understands (`memory:`, `sqlite:PATH`,
+    /// `postgres://…`).
+    pub fn is_invalid_store_url(&self) -> bool {
+        self.kind == Kind::InvalidStoreUrl
+    }
+
+    /// The store could not be reached (a database that refuses connections,
+    /// a file that cannot be opened); trying again later may work.
+    pub fn is_store_unavailable(&self) -> bool {
+        self.kind == Kind::StoreUnavailable
+    }
+
+    /// The store was reached but cannot be used (a corrupt or newer schema,
+    /// a bad schema name).
+    pub fn is_store(&self) -> bool {
+        self.kind == Kind::Store
+    }
+
+    /// A builder setting is out of its documented range, or the default
+    /// sanitizer could not be built.
+    pub fn is_invalid_setting(&self) -> bool {
+        self.kind == Kind::InvalidSetting
+    }
+}
+
+impl fmt::Debug for GateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GateError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl fmt::Display for GateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for GateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Builds a [`Gate`].
+pub struct GateBuilder {
+    toolbox: Toolbox,
+    store: String,
+    storage: Option<Arc<dyn Storage>>,
+    budget: Budget,
+    sanitizer: Option<Sanitizer>,
+    result_sanitizer: Option<Option<Sanitizer>>,
+    rejection_cap: u32,
+    corrections_per_step: u32,
+    store_patience: Duration,
+    sinks: Vec<Arc<dyn DecisionSink>>,
+    seed: Option<u64>,
+}
+
+impl GateBuilder {
+    pub(super) fn new(toolbox: Toolbox) -> Self {
+        GateBuilder {
+            toolbox,
+            store: DEFAULT_STORE.to_owned(),
+            storage: None,
+            budget: Budget::default(),
+            sanitizer: None,
+            result_sanitizer: None,
+            rejection_cap: 2,
+            corrections_per_step: 1,
+            store_patience: DEFAULT_STORE_PATIENCE,
+            sinks: Vec::new(),
+            seed: None,
+        }
+    }
+
+    /// The store by URL: `sqlite:FILE` (default `sqlite:gate.db`),
+    /// `postgres://…`, or `memory:`. Every gate on the same store shares its
+    /// tasks and its users' token windows.
+    pub fn store(mut self, url: impl Into<String>) -> Self {
+        self.store = url.into();
+        self
+    }
+
+    /// An already opened store (shared between gates, opened with its own
+    /// [`LedgerConfig`](gate_ledger::LedgerConfig), or a test double).
+    pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
+        self.storage = Some(storage);
+        self
+    }
+
+    /// The budgets.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The sanitizer for every error, rejection, correction and failure text.
+    pub fn sanitizer(mut self, sanitizer: Sanitizer) -> Self {
+        self.sanitizer = Some(sanitizer);
+        self
+    }
+
+    /// The sanitizer for tool results (default: all built-in rules with a
+    /// 64 KiB cap); `None` hands results to the model unchanged.
+    pub fn result_sanitizer(mut self, sanitizer: Option<Sanitizer>) -> Self {
+        self.result_sanitizer = Some(sanitizer);
+        self
+    }
+
+    /// Rejections a task may receive before it fails (default 2).
+    pub fn rejection_cap(mut self, cap: u32) -> Self {
+        self.rejection_cap = cap;
+        self
+    }
+
+    /// Corrected retries per step (default 1).
+    pub fn corrections_per_step(mut self, corrections: u32) -> Self {
+        self.corrections_per_step = corrections;
+        self
+    }
+
+    /// How long a store write the runtime needs (a claim, a recorded
+    /// outcome, a decision) is retried while the store fails, for example
+    /// while connections are being dropped: 0 ..= 10 minutes, default
+    /// [`DEFAULT_STORE_PATIENCE`]. Past it the call fails safe: a claim that
+    /// was not recorded never runs the tool, and an outcome that was not
+    /// recorded is never reported as a success.
+    pub fn store_patience(mut self, patience: Duration) -> Self {
+        self.store_patience = patience;
+        self
+    }
+
+    /// Another place for decision records (the store always gets them).
+    pub fn decision_sink(mut self, sink: Arc<dyn DecisionSink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Seeds the backoff jitter, for reproducible runs.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Compiles every tool's validator and opens the store.
+    pub async fn build(self) -> Result<Gate, GateError> {
+        if self.store_patience > MAX_STORE_PATIENCE {
+            return Err(GateError::new(
+                Kind::InvalidSetting,
+                format!(
+                    "store patience {:?} is out of range: at most 10 minutes",
+                    self.store_patience
+                ),
+                None,
+            ));
+        }
+        let mut validators = HashMap::new();
+        for spec in self.toolbox.specs() {
+            let validator = Validator::new(spec.input_schema()).map_err(|e| {
+                GateError::new(
+                    Kind::InvalidSchema,
+                    format!("tool `{}`: its input schema cannot be validated: {e}", spec.name()),
+                    Some(Box::new(e)),
+                )
+            })?;
+            validators.insert(spec.name().to_owned(), validator);
+        }
+        let storage = match self.storage {
+            Some(storage) => storage,
+            None => gate_ledger::open(&self.store)
+                .await
+                .map_err(|e| GateError::store(&self.store, e))?,
+        };
+        let result_sanitizer = match self.result_sanitizer {
+            Some(choice) => choice,
+            None => Some(default_result_sanitizer()?),
+        };
+        Ok(Gate::from_inner(Inner {
+            toolbox: self.toolbox,
+            validators,
+            store: storage,
+            sanitizer: self.sanitizer.unwrap_or_else(default_sanitizer),
+            result_sanitizer,
+            budget: self.budget,
+            rejection_cap: self.rejection_cap,
+            corrections_per_step: self.corrections_per_step,
+            store_patience: self.store_patience,
+            sinks: self.sinks,
+            rng: Mutex::new(match self.seed {
+                Some(seed) => StdRng::seed_from_u64(seed),
+                None => StdRng::from_os_rng(),
+            }),
+        }))
+    }
+}
+
+/// Compiling the built-in rules takes a while, and a sanitizer is a cheap
+/// `Arc` clone, so every gate of a process shares the default ones.
+fn default_sanitizer() -> Sanitizer {
+    static DEFAULT: OnceLock<Sanitizer> = OnceLock::new();
+    DEFAULT.get_or_init(Sanitizer::default).clone()
+}
+
+fn default_result_sanitizer() -> Result<Sanitizer, GateError> {
+    static DEFAULT: OnceLock<Result<Sanitizer, String>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            Sanitizer::builder()
+                .max_len(DEFAULT_RESULT_CAP)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| GateError::new(Kind::InvalidSetting, format!("result sanitizer: {e}"), None))
+}

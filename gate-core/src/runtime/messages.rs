@@ -1,0 +1,176 @@
+//! Every text the runtime writes: what the model is told (before the
+//! sanitizer sees it) and what the operator is told in a failure report.
+//!
+//! Wording lives here, apart from the decisions, so that changing what the
+//! model reads never changes what gate does, and so one file shows the whole
+//! voice of gate: messages name what to change or what to do instead, never
+//! "try again".
+
+use std::time::Duration;
+
+use gate_ledger::{Ambiguity, FailReason, FailureReport};
+
+use crate::ToolError;
+
+/// Rule 3: a call that repeats a failed one unchanged.
+pub(super) fn repeated_call(tool: &str) -> String {
+    format!(
+        "This exact call to `{tool}` already failed in this task and was not run again. Follow the correction you were given: change the arguments or call the tool it named."
+    )
+}
+
+/// The correction for an ambiguous failure: information, not "try again".
+pub(super) fn correction(
+    tool: &str,
+    discovery: Option<&str>,
+    widen: Option<&str>,
+    ambiguity: Option<Ambiguity>,
+    error: &str,
+) -> String {
+    match (ambiguity, discovery, widen) {
+        (Some(Ambiguity::WrongTarget), Some(d), _) => format!(
+            "`{tool}` was refused without a usable reason ({error}): the identifier you used is probably not one it can access. Call `{d}` to see the valid ones, then call `{tool}` again with one of them."
+        ),
+        (Some(Ambiguity::WrongTarget), None, _) => format!(
+            "`{tool}` was refused without a usable reason ({error}). Check the identifiers you passed against what earlier results returned, and call `{tool}` again with a different one."
+        ),
+        (Some(Ambiguity::NothingFound), _, Some(hint)) => {
+            format!("`{tool}` found nothing for these arguments. Widen the search: {hint}.")
+        }
+        (Some(Ambiguity::NothingFound), _, None) => format!(
+            "`{tool}` found nothing for these arguments. Widen the search (fewer or looser filters) and call again with different arguments."
+        ),
+        _ => format!("`{tool}` failed ({error})."),
+    }
+}
+
+/// What an internal retry records (the model never sees it).
+pub(super) fn internal_retry(tool: &str, error: &str, delay: Duration) -> String {
+    format!(
+        "`{tool}` failed ({error}); gate retried it after {} ms.",
+        delay.as_millis()
+    )
+}
+
+/// What the model is told when the task stops.
+pub(super) fn fail(tool: &str, reason: FailReason, intent_key: Option<&str>) -> String {
+    let key = intent_key.map(|k| format!(" (intent {k})")).unwrap_or_default();
+    match reason {
+        FailReason::OutcomeUnknown => format!(
+            "STOP. The call to `{tool}` may or may not have taken effect{key}. Do not call it again: it has been queued for a person to check. Tell the user the operation is pending verification."
+        ),
+        FailReason::OutcomeNotRecorded => format!(
+            "STOP. `{tool}` ran{key}, but its outcome could not be recorded. Do not call it again: a person will record what happened. Tell the user the operation is pending verification."
+        ),
+        FailReason::InProgress => format!(
+            "STOP. The same operation is already running elsewhere{key}. Do not call `{tool}` again; tell the user it is in progress."
+        ),
+        FailReason::KeyReused => format!(
+            "STOP. This operation{key} was already requested with different details. Do not call `{tool}` again; ask the user which details are right."
+        ),
+        FailReason::LedgerUnavailable => {
+            format!("STOP. `{tool}` could not be run safely right now. Tell the user to try again later.")
+        }
+        FailReason::NotActionable | FailReason::RejectionCap => format!(
+            "STOP. Calls to `{tool}` kept failing validation. Do not call it again in this task; tell the user what you were trying to do."
+        ),
+        FailReason::TaskFailed => "STOP. This task has been handed to a person and runs nothing more until they resolve it. Do not call any tool; tell the user a person will follow up.".to_owned(),
+        FailReason::AttemptBudget
+        | FailReason::TokenBudget
+        | FailReason::LatencyBudget
+        | FailReason::UnsafeToRetry
+        | FailReason::CorrectionDidNotHelp
+        | FailReason::Internal => format!(
+            "STOP. `{tool}` failed and this task cannot continue. Tell the user the operation did not complete."
+        ),
+    }
+}
+
+/// What a person should check first, by reason.
+pub(super) fn next_check(
+    reason: FailReason,
+    tool: &str,
+    intent_key: Option<&str>,
+    task_id: &str,
+    user: &str,
+) -> String {
+    let key = intent_key.unwrap_or("(none)");
+    let reopen = format!(" Then `gate reconcile reopen {task_id} --user {user}` lets the task run again.");
+    match reason {
+        FailReason::OutcomeUnknown => format!(
+            "Look up intent key {key} in the system behind `{tool}`: if the operation happened, run `gate reconcile resolve {key} --outcome succeeded`; if not, `--outcome not-executed` lets it run again. Resolving reopens the task."
+        ),
+        FailReason::OutcomeNotRecorded => format!(
+            "`{tool}` ran under intent {key} and returned the outcome in this report, but the store did not take the record. Once the store is back, run `gate reconcile resolve {key} --outcome succeeded --value '<the outcome as JSON>'`; resolving reopens the task."
+        ),
+        FailReason::InProgress => {
+            format!("Another worker holds intent {key}; wait for it to finish or its lease to expire.{reopen}")
+        }
+        FailReason::KeyReused => format!(
+            "Intent {key} was already used with different arguments for `{tool}`; check which arguments the user meant.{reopen}"
+        ),
+        FailReason::LedgerUnavailable => {
+            "The ledger store was unreachable, so nothing was run or recorded; check the store and resume the task."
+                .to_owned()
+        }
+        FailReason::Internal => {
+            format!("`{tool}` failed internally; the operator log has the cause. Fix the tool.{reopen}")
+        }
+        FailReason::NotActionable | FailReason::RejectionCap => format!(
+            "The model could not produce valid arguments for `{tool}`; check the tool's description and schema against what the model sent.{reopen}"
+        ),
+        FailReason::UnsafeToRetry => format!(
+            "`{tool}` failed ambiguously and is not safe to retry; check its backend for the cause before running it again.{reopen}"
+        ),
+        FailReason::CorrectionDidNotHelp => format!(
+            "A correction did not fix `{tool}`; check that its discovery tool and widen hint point the model the right way.{reopen}"
+        ),
+        FailReason::AttemptBudget | FailReason::TokenBudget | FailReason::LatencyBudget => format!(
+            "The task ran out of its repair budget at `{tool}`; check why calls kept failing before raising the budget.{reopen}"
+        ),
+        FailReason::TaskFailed => {
+            format!("The task had already failed; see its report in `gate reconcile list`.{reopen}")
+        }
+    }
+}
+
+/// The earlier failure a call to a failed task is answered with, for the
+/// report's last error.
+pub(super) fn earlier_failure(report: Option<&FailureReport>) -> String {
+    match report {
+        Some(r) => format!("the task failed earlier at `{}` ({})", r.tool, r.reason),
+        None => "the task failed earlier".to_owned(),
+    }
+}
+
+/// The operator-side cause of an error (never shown to the model).
+pub(super) fn operator_cause(error: &ToolError, error_text: &str) -> String {
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{error_text} ({cause})"),
+        None => error_text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_terminal_reason_tells_the_operator_how_the_task_goes_on() {
+        for reason in FailReason::ALL.iter().copied().filter(|r| r.ends_task()) {
+            let check = next_check(reason, "charge_card", Some("gk1-key"), "task-7", "u1");
+            assert!(
+                check.contains("gate reconcile reopen task-7 --user u1")
+                    || check.contains("gate reconcile resolve gk1-key"),
+                "{reason}: {check}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_reason_stops_the_model() {
+        for reason in FailReason::ALL {
+            assert!(fail("charge_card", *reason, None).starts_with("STOP."), "{reason}");
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Store writes the runtime cannot do without, retried while the store fails.
+//!
+//! A store under load drops connections, and a write whose answer was lost
+//! may or may not have landed. Every write here is safe to send again: ledger
+//! transitions compare `(state, attempt, owner)` and recognise their own
+//! earlier write, a task write names the revision it read and carries a
+//! writer token, and a decision record has a unique id. So a write that fails
+//! as *unavailable* is sent again, with backoff, until it lands or the gate's
+//! store patience runs out; any other error is an answer and is returned at
+//! once.
+
+use std::future::Future;
+use std::time::Duration;
+
+use gate_budget::{Reservation, TokenLimit, TokensExhausted};
+use gate_ledger::{DecisionRecord, LedgerError, Storage, TaskRecord};
+use tokio::time::Instant;
+
+const FIRST_DELAY: Duration = Duration::from_millis(5);
+const MAX_DELAY: Duration = Duration::from_millis(500);
+
+/// The pause between two sends of the same write: exponential from 5 ms to
+/// 0.5 s, half to all of it at random so workers dropped together do not come
+/// back together, never past the deadline.
+struct Pause {
+    deadline: Instant,
+    delay: Duration,
+}
+
+impl Pause {
+    fn new(patience: Duration) -> Self {
+        Pause {
+            deadline: Instant::now() + patience,
+            delay: FIRST_DELAY,
+        }
+    }
+
+    /// Waits before sending `what` again after `error`; false when the error
+    /// is an answer rather than an unavailable store, or the patience is spent.
+    async fn again(&mut self, error: &LedgerError, what: &str) -> bool {
+        if !error.is_unavailable() {
+            return false;
+        }
+        let sleep = self.delay.mul_f64(0.5 + rand::random::<f64>() / 2.0);
+        if Instant::now() + sleep > self.deadline {
+            return false;
+        }
+        tracing::debug!(target: "gate::store", error = %error, "{what} failed; sending it again");
+        tokio::time::sleep(sleep).await;
+        self.delay = (self.delay * 2).min(MAX_DELAY);
+        true
+    }
+}
+
+/// Runs `op` until it returns something other than an unavailable store, or
+/// until `patience` is spent; returns the last answer.
+pub(super) async fn retrying<T, F, Fut>(patience: Duration, what: &str, mut op: F) -> Result<T, LedgerError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, LedgerError>>,
+{
+    let mut pause = Pause::new(patience);
+    loop {
+        match op().await {
+            Err(e) if pause.again(&e, what).await => {}
+            other => return other,
+        }
+    }
+}
+
+/// What one commit writes.
+pub(super) trait Writes {
+    /// The task's new state, `None` when the commit changes nothing in it.
+    fn task(&self) -> Option<&TaskRecord>;
+    /// The decision record, if the commit is a decision.
+    fn decision(&self) -> Option<&DecisionRecord>;
+}
+
+/// Tokens a repair needs from the user's window.
+pub(super) struct TokenRequest<'a> {
+    pub(super) user: &'a str,
+    pub(super) limit: &'a TokenLimit,
+    pub(super) tokens: u64,
+}
+
+/// How a commit ended.
+pub(super) enum Committed<W> {
+    /// Everything landed.
+    Done {
+        /// What was written.
+        writes: W,
+        /// The task's revision after the write; `None` when the commit did
+        /// not write the task.
+        revision: Option<i64>,
+    },
+    /// Another writer changed the task since it was read: reload and decide again.
+    Conflict,
+    /// The store did not take the write within the patience.
+    Failed(LedgerError),
+}
+
+/// The answer of one transaction: done, or a task write that lost its
+/// compare-and-set (with the writes, to check whether they were ours).
+type Attempted<W> = Result<Result<(W, Option<i64>), W>, LedgerError>;
+
+/// Commits one decision: reserves `tokens` (if any) in the user's window,
+/// lets `build` turn the window's answer into the writes, and stores the
+/// task and the decision record, all in one transaction, sent again while the
+/// store is unavailable.
+///
+/// `build` must use the same writer token and decision id on every call, so
+/// that a transaction which landed although its answer was lost is
+/// recognised instead of being reported as a conflict.
+pub(super) async fn commit_decision<W, F>(
+    store: &dyn Storage,
+    tokens: Option<TokenRequest<'_>>,
+    patience: Duration,
+    mut build: F,
+) -> Committed<W>
+where
+    W: Writes,
+    F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
+{
+    let mut pause = Pause::new(patience);
+    if tokens.is_none() {
+        let writes = build(None);
+        if writes.task().is_none() {
+            // Nothing but a record (a plain success): one statement, as
+            // without task state; its id makes sending it again harmless.
+            return match writes.decision() {
+                Some(record) => match retrying(patience, "decision record", || store.append_decision(record)).await {
+                    Ok(()) => Committed::Done { writes, revision: None },
+                    Err(e) => Committed::Failed(e),
+                },
+                None => Committed::Done { writes, revision: None },
+            };
+        }
+    }
+    loop {
+        let attempted = decision_tx(store, tokens.as_ref(), &mut build).await;
+        if let Some(end) = conclude(store, attempted, &mut pause, "decision commit").await {
+            return end;
+        }
+    }
+}
+
+async fn decision_tx<W, F>(store: &dyn Storage, tokens: Option<&TokenRequest<'_>>, build: &mut F) -> Attempted<W>
+where
+    W: Writes,
+    F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
+{
+    let mut tx = store.begin().await?;
+    let answer = match tokens {
+        Some(t) => Some(tx.reserve_tokens(t.user, t.limit, t.tokens).await?),
+        None => None,
+    };
+    let writes = build(answer);
+    let revision = match writes.task() {
+        Some(task) => match tx.save_task(task).await {
+            Ok(revision) => Some(revision),
+            Err(e) if e.is_stale() => return Ok(Err(writes)),
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    if let Some(record) = writes.decision() {
+        tx.append_decision(record).await?;
+    }
+    tx.commit().await?;
+    Ok(Ok((writes, revision)))
+}
+
+/// A commit that writes only the task.
+pub(super) struct TaskWrite(pub(super) TaskRecord);
+
+impl Writes for TaskWrite {
+    fn task(&self) -> Option<&TaskRecord> {
+        Some(&self.0)
+    }
+    fn decision(&self) -> Option<&DecisionRecord> {
+        None
+    }
+}
+
+/// Commits the settlement of `reservations` with the provider's `actual`
+/// usage together with `task`, which no longer holds them.
+pub(super) async fn commit_usage(
+    store: &dyn Storage,
+    limit: &TokenLimit,
+    reservations: &[Reservation],
+    actual: u64,
+    task: &TaskRecord,
+    patience: Duration,
+) -> Committed<TaskWrite> {
+    let mut pause = Pause::new(patience);
+    loop {
+        let attempted = usage_tx(store, limit, reservations, actual, task).await;
+        if let Some(end) = conclude(store, attempted, &mut pause, "usage settlement").await {
+            return end;
+        }
+    }
+}
+
+async fn usage_tx(
+    store: &dyn Storage,
+    limit: &TokenLimit,
+    reservations: &[Reservation],
+    actual: u64,
+    task: &TaskRecord,
+) -> Attempted<TaskWrite> {
+    let mut tx = store.begin().await?;
+    tx.settle_tokens(&task.user, limit, reservations, actual).await?;
+    let revision = match tx.save_task(task).await {
+        Ok(revision) => revision,
+        Err(e) if e.is_stale() => return Ok(Err(TaskWrite(task.clone()))),
+        Err(e) => return Err(e),
+    };
+    tx.commit().await?;
+    Ok(Ok((TaskWrite(task.clone()), Some(revision))))
+}
+
+/// Turns one transaction's answer into the end of the commit, or `None` to
+/// send it again after a pause.
+async fn conclude<W: Writes>(
+    store: &dyn Storage,
+    attempted: Attempted<W>,
+    pause: &mut Pause,
+    what: &str,
+) -> Option<Committed<W>> {
+    let error = match attempted {
+        Ok(Ok((writes, revision))) => return Some(Committed::Done { writes, revision }),
+        Ok(Err(stale)) => match landed(store, &stale).await {
+            Ok(Some(revision)) => {
+                return Some(Committed::Done {
+                    writes: stale,
+                    revision: Some(revision),
+                });
+            }
+            Ok(None) => return Some(Committed::Conflict),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    if pause.again(&error, what).await {
+        None
+    } else {
+        Some(Committed::Failed(error))
+    }
+}
+
+/// Whether the task write in `writes` is already stored: an earlier attempt
+/// landed although its answer was lost. Returns the stored revision if so.
+async fn landed<W: Writes>(store: &dyn Storage, writes: &W) -> Result<Option<i64>, LedgerError> {
+    let Some(task) = writes.task() else { return Ok(None) };
+    let stored = store.load_task(&task.user, &task.task_id).await?;
+    Ok(stored
+        .filter(|s| s.revision == task.revision + 1 && s.writer == task.writer)
+        .map(|s| s.revision))
+}

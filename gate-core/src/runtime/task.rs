@@ -1,0 +1,1017 @@
+//! [`Task`]: one agent task, and the one pipeline every call goes through.
+//!
+//! ```text
+//! handle(call)
+//!   admit     load the task's stored state (once); a failed task runs nothing;
+//!             resolve the tool; validate the arguments; refuse a repeated failed call
+//!   attempt   claim and dispatch the intent, run the tool, record a success   (attempt.rs)
+//!   conclude  decide (policy, then budgets), render what the model sees, commit
+//!             the task's state, the decision record and the tokens together, log
+//! ```
+//!
+//! `conclude` is the only place a step is returned: every exit of the
+//! pipeline, a rejection before the tool ran as much as a success, goes
+//! through the same decision, the same commit and the same log.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gate_budget::{
+    Pushback, Refusal, RepairPlan, Reservation, TaskBudget, TokensExhausted, estimate_tokens, repair_cost,
+};
+use gate_ledger::{
+    Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Lease, LedgerError, State,
+    TaskRecord, TaskState, Timestamp, new_owner_token,
+};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::attempt::{self, Attempt};
+use super::budget::closed;
+use super::class::classify;
+use super::gate::Gate;
+use super::log::emit;
+use super::messages;
+use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
+use super::policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
+use super::step::{Feedback, Step, ToolCall, ToolOutput};
+use crate::{Ctx, Effects, Tool, ToolError};
+
+/// The lease of a claimed intent. Tools do not declare timeouts yet, so one
+/// minute covers the call.
+const LEASE: Duration = Duration::from_secs(60);
+
+/// Rounds of "another worker changed the task: reload and decide again"
+/// before giving up; two workers driving one task is rare, eight is plenty.
+const MAX_CONFLICT_ROUNDS: usize = 8;
+
+/// One agent task: its id, its user, its current intent and its history.
+///
+/// The history lives in the store: the task loads it on its first call (or
+/// [`load`](Self::load)) and writes it with every decision that changes it,
+/// so `gate.task_with_id(user, id)` on any worker resumes the task exactly.
+pub struct Task {
+    gate: Gate,
+    id: String,
+    user: String,
+    intent: Option<String>,
+    /// The task as last loaded or committed.
+    stored: TaskRecord,
+    loaded: bool,
+    last_retries: Vec<Feedback>,
+}
+
+/// A call that passed every check before running.
+struct Admitted {
+    tool: Arc<dyn Tool>,
+    arguments: String,
+    args: Value,
+    call_fp: String,
+    key_fp: String,
+    intent_key: String,
+}
+
+/// What happened to a call, before any budget was asked.
+enum Verdict {
+    /// The task had already failed (rule 7).
+    TaskFailed,
+    /// The task's state could not be read: nothing ran.
+    StoreDown(String),
+    /// Refused before running: an unknown tool, invalid arguments, or a
+    /// repeated failed call (rule 3).
+    Refused {
+        message: String,
+        call_fp: String,
+        repeat: bool,
+    },
+    /// The tool's result, or a finished intent's stored outcome.
+    Returned {
+        value: Value,
+        is_error: bool,
+        replayed: bool,
+    },
+    /// The tool succeeded, but the store did not take its outcome.
+    NotRecorded { value: Value, error: String },
+    /// The tool failed.
+    Failed {
+        error: ToolError,
+        lease: Option<Lease>,
+        elapsed: Duration,
+    },
+    /// The ledger answered before the tool ran.
+    Stopped {
+        reason: FailReason,
+        state: Option<State>,
+        class: Option<FailureClass>,
+        error: String,
+    },
+}
+
+/// The decision before the token window answered.
+struct Choice {
+    decision: Decision,
+    class: Option<FailureClass>,
+    /// For a repair: the situation, to decide again if a budget refuses.
+    situation: Option<Situation>,
+    plan: Option<RepairPlan>,
+    /// Tokens the repair needs from the user's window.
+    tokens: u64,
+    /// The sanitized text a repair shows the model.
+    feedback: Option<String>,
+    /// The sanitized error of a failed tool call.
+    error_text: Option<String>,
+}
+
+impl Choice {
+    fn fixed(decision: Decision, class: Option<FailureClass>) -> Self {
+        Choice {
+            decision,
+            class,
+            situation: None,
+            plan: None,
+            tokens: 0,
+            feedback: None,
+            error_text: None,
+        }
+    }
+}
+
+/// What the ledger must be told about a failed call once its decision landed.
+struct LedgerSettlement {
+    state: State,
+    error_text: String,
+    operator_error: String,
+}
+
+/// Everything one decision produces.
+struct Settled {
+    task: Option<TaskRecord>,
+    record: DecisionRecord,
+    step: Step,
+    retry_after: Option<Duration>,
+    ledger: Option<LedgerSettlement>,
+}
+
+impl Writes for Settled {
+    fn task(&self) -> Option<&TaskRecord> {
+        self.task.as_ref()
+    }
+    fn decision(&self) -> Option<&DecisionRecord> {
+        Some(&self.record)
+    }
+}
+
+/// How a decision ended: the step, and for an internal retry the delay
+/// before the next attempt.
+struct Concluded {
+    step: Step,
+    retry_after: Option<Duration>,
+}
+
+impl Task {
+    pub(super) fn new(gate: Gate, user: String, id: String) -> Self {
+        Task {
+            stored: TaskRecord::new(&user, &id),
+            gate,
+            id,
+            user,
+            intent: None,
+            loaded: false,
+            last_retries: Vec::new(),
+        }
+    }
+
+    /// The gate this task runs in.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The user.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// Declares the intent the next calls serve ("pay INV-42"). Each tool
+    /// called under it gets a key minted from the task, the label and the
+    /// tool, so a call the model regenerates while replanning maps to the same
+    /// key, whatever its arguments, and the other steps of the intent (the
+    /// receipt after the charge) get keys of their own.
+    pub fn intent(&mut self, label: &str) {
+        self.intent = Some(label.to_owned());
+    }
+
+    /// The key calls of `tool` carry under the current intent, if one is declared.
+    pub fn intent_key_for(&self, tool: &str) -> Option<String> {
+        self.intent
+            .as_ref()
+            .map(|label| gate_ledger::minted_intent_key(&self.id, &format!("{label}\u{1f}{tool}")))
+    }
+
+    /// Ends the current intent; later calls derive their keys from their arguments.
+    pub fn clear_intent(&mut self) {
+        self.intent = None;
+    }
+
+    /// The internal retries gate made during the last [`handle`](Self::handle)
+    /// (a 503 retried after a backoff, say): the returned step is the final
+    /// outcome, these are the attempts before it.
+    pub fn last_retries(&self) -> &[Feedback] {
+        &self.last_retries
+    }
+
+    /// Repairs (rejections and retries) used so far.
+    pub fn repairs(&self) -> u32 {
+        self.stored.state.budget.repairs
+    }
+
+    /// Tokens spent on repair so far.
+    pub fn repair_tokens(&self) -> u64 {
+        self.stored.state.budget.repair_tokens
+    }
+
+    /// Wall-clock latency retries have added so far.
+    pub fn latency_added(&self) -> Duration {
+        Duration::from_millis(self.stored.state.budget.added_latency_ms)
+    }
+
+    /// Whether the task failed: it runs nothing more until a person reopens
+    /// it (`gate reconcile reopen`, or resolving the intent it waits for).
+    pub fn is_failed(&self) -> bool {
+        self.stored.terminal
+    }
+
+    /// The report of the failure that ended the task, while it is failed.
+    pub fn failure(&self) -> Option<&FailureReport> {
+        self.stored.failure.as_ref().filter(|_| self.stored.terminal)
+    }
+
+    /// Loads the task's stored state now (the first [`handle`](Self::handle)
+    /// does it otherwise), e.g. to see whether a resumed task
+    /// [`is_failed`](Self::is_failed) before calling the model.
+    pub async fn load(&mut self) -> Result<(), LedgerError> {
+        if self.loaded {
+            return Ok(());
+        }
+        let inner = self.gate.inner();
+        let (user, id) = (&self.user, &self.id);
+        let stored = persist::retrying(inner.store_patience, "load the task", || {
+            inner.store.load_task(user, id)
+        })
+        .await?;
+        self.stored = stored.unwrap_or_else(|| TaskRecord::new(&self.user, &self.id));
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Records the provider's real token usage of the last model turn: the
+    /// context a repair would replay is what the model just read and wrote,
+    /// and if the turn was a repair, its estimate in the user's window (on
+    /// every worker of the store) is settled to this real usage.
+    ///
+    /// A store that cannot take the settlement keeps the estimate; the
+    /// failure is logged (`gate::store`), the agent goes on.
+    pub async fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
+        if let Err(e) = self.load().await {
+            tracing::warn!(target: "gate::store", error = %e, task = %self.id, "usage not settled: the task could not be loaded");
+            return;
+        }
+        let actual = input_tokens.saturating_add(output_tokens);
+        let gate = self.gate.clone();
+        let inner = gate.inner();
+        let limit = inner.budget.token_limit();
+        for _ in 0..MAX_CONFLICT_ROUNDS {
+            self.stored.state.context_tokens = actual;
+            self.stored.state.usage_reported = true;
+            let pending = self.stored.state.pending_tokens.clone();
+            if pending.is_empty() {
+                return;
+            }
+            let estimated = pending.iter().fold(0u64, |sum, r| sum.saturating_add(r.tokens));
+            let mut task = self.stored.clone();
+            task.writer = new_owner_token();
+            task.state.pending_tokens.clear();
+            let mut budget = self.budget();
+            budget.settle_tokens(estimated, actual);
+            task.state.budget = budget.state();
+            match persist::commit_usage(&*inner.store, &limit, &pending, actual, &task, inner.store_patience).await {
+                Committed::Done {
+                    writes: TaskWrite(task),
+                    revision,
+                } => {
+                    self.stored = task;
+                    self.stored.revision = revision.unwrap_or(self.stored.revision);
+                    return;
+                }
+                Committed::Conflict => self.reload().await,
+                Committed::Failed(e) => {
+                    tracing::warn!(target: "gate::store", error = %e, task = %self.id, "usage not settled: the estimate stands");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Handles one tool call: admit, run, decide, commit, log. The returned
+    /// step says what the model sees next.
+    pub async fn handle(&mut self, call: ToolCall) -> Step {
+        self.last_retries.clear();
+        let admitted = match self.admit(&call).await {
+            Ok(admitted) => admitted,
+            Err(verdict) => return self.conclude(&call, None, &verdict, 1).await.step,
+        };
+        let mut attempt_no = 0;
+        loop {
+            attempt_no += 1;
+            let verdict = self.attempt(&call, &admitted).await;
+            let concluded = self.conclude(&call, Some(&admitted), &verdict, attempt_no).await;
+            match concluded.retry_after {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return concluded.step,
+            }
+        }
+    }
+
+    /// Everything checked before a tool runs.
+    async fn admit(&mut self, call: &ToolCall) -> Result<Admitted, Verdict> {
+        if let Err(e) = self.load().await {
+            return Err(Verdict::StoreDown(e.to_string()));
+        }
+        grow_context(&mut self.stored.state, &call.arguments);
+        if self.stored.terminal {
+            return Err(Verdict::TaskFailed);
+        }
+        let inner = self.gate.inner();
+        let refused = |message: String| Verdict::Refused {
+            message,
+            call_fp: raw_fingerprint(call),
+            repeat: false,
+        };
+        // The tool must exist; near misses are never executed.
+        let (Some(tool), Some(validator)) = (inner.toolbox.get(&call.name), inner.validators.get(&call.name)) else {
+            let names = inner.toolbox.names();
+            return Err(refused(gate_validate::unknown_tool(&call.name, &names).message()));
+        };
+        let arguments = match validator.validate(&call.arguments) {
+            Ok(args) => args.into_owned(),
+            Err(rejection) => return Err(refused(rejection.message(&call.name))),
+        };
+        let args: Value = serde_json::from_str(&arguments).unwrap_or(Value::Null);
+        let call_fp = call_fingerprint(&call.name, &gate_ledger::canonical_json(&args));
+        let key_fp = gate_ledger::fingerprint(&key_arguments(&args, tool.spec().key_args()));
+        let intent_key = self
+            .intent_key_for(&call.name)
+            .unwrap_or_else(|| gate_ledger::derived_intent_key(&self.id, &call.name, &key_fp));
+        if self.stored.state.failed_calls.contains(&call_fp) {
+            return Err(Verdict::Refused {
+                message: messages::repeated_call(&call.name),
+                call_fp,
+                repeat: true,
+            });
+        }
+        Ok(Admitted {
+            tool: tool.clone(),
+            arguments,
+            args,
+            call_fp,
+            key_fp,
+            intent_key,
+        })
+    }
+
+    /// One attempt at the tool.
+    async fn attempt(&self, call: &ToolCall, a: &Admitted) -> Verdict {
+        let inner = self.gate.inner();
+        let ctx = Ctx::new(&self.id, &self.user, &call.id, &call.name, &a.intent_key);
+        let effects = a.tool.spec().effects();
+        let claim = (!effects.is_read_only()).then(|| ClaimRequest {
+            user: self.user.clone(),
+            key: a.intent_key.clone(),
+            fingerprint: a.key_fp.clone(),
+            task_id: self.id.clone(),
+            tool: call.name.clone(),
+            idempotent: effects.is_idempotent(),
+            lease: LEASE,
+            owner: Some(new_owner_token()),
+        });
+        let store = &*inner.store;
+        match attempt::run(
+            store,
+            a.tool.as_ref(),
+            &ctx,
+            &a.arguments,
+            claim.as_ref(),
+            inner.store_patience,
+        )
+        .await
+        {
+            Attempt::Ran { result: Ok(value), .. } => Verdict::Returned {
+                value,
+                is_error: false,
+                replayed: false,
+            },
+            Attempt::Ran {
+                result: Err(error),
+                lease,
+                elapsed,
+            } => Verdict::Failed { error, lease, elapsed },
+            Attempt::Replayed(outcome) => Verdict::Returned {
+                value: outcome.value,
+                is_error: outcome.is_error,
+                replayed: true,
+            },
+            Attempt::Stopped {
+                reason,
+                state,
+                class,
+                error,
+            } => Verdict::Stopped {
+                reason,
+                state,
+                class,
+                error,
+            },
+            Attempt::NotRecorded { value, error } => Verdict::NotRecorded { value, error },
+        }
+    }
+
+    /// The one place a step is returned: decides, commits and logs.
+    async fn conclude(
+        &mut self,
+        call: &ToolCall,
+        admitted: Option<&Admitted>,
+        verdict: &Verdict,
+        attempt_no: i64,
+    ) -> Concluded {
+        let gate = self.gate.clone();
+        let inner = gate.inner();
+        let limit = inner.budget.token_limit();
+        let mut store_error = String::new();
+        for _ in 0..MAX_CONFLICT_ROUNDS {
+            let choice = self.choose(call, admitted, verdict);
+            // One writer token and decision id per decision, whatever the
+            // number of sends, so a commit that landed unseen is recognised.
+            let writer = new_owner_token();
+            let decision_id = new_owner_token();
+            let at = inner.store.now();
+            let tokens = (choice.tokens > 0).then(|| TokenRequest {
+                user: &self.user,
+                limit: &limit,
+                tokens: choice.tokens,
+            });
+            let committed = persist::commit_decision(&*inner.store, tokens, inner.store_patience, |answer| {
+                self.settle(
+                    call,
+                    admitted,
+                    verdict,
+                    &choice,
+                    answer,
+                    &writer,
+                    &decision_id,
+                    at,
+                    attempt_no,
+                )
+            })
+            .await;
+            match committed {
+                Committed::Done { writes, revision } => return self.finish(writes, revision, verdict).await,
+                Committed::Conflict => {
+                    self.reload().await;
+                    store_error = "the task kept changing on another worker".to_owned();
+                }
+                Committed::Failed(e) => {
+                    store_error = e.to_string();
+                    break;
+                }
+            }
+        }
+        self.unrecorded(call, admitted, verdict, attempt_no, &store_error).await
+    }
+
+    /// Reads the task again after another worker changed it.
+    async fn reload(&mut self) {
+        self.loaded = false;
+        if let Err(e) = self.load().await {
+            // Keep deciding on what we had; the commit will fail and say so.
+            self.loaded = true;
+            tracing::warn!(target: "gate::store", error = %e, task = %self.id, "task could not be reloaded");
+        }
+    }
+
+    /// A decision the store did not take. A repair that cannot be recorded is
+    /// not handed out (its guarantees would not survive a restart): the call
+    /// fails as "store unavailable". Other decisions stand, and the task
+    /// keeps them in memory until a later write stores them.
+    async fn unrecorded(
+        &mut self,
+        call: &ToolCall,
+        admitted: Option<&Admitted>,
+        verdict: &Verdict,
+        attempt_no: i64,
+        store_error: &str,
+    ) -> Concluded {
+        let mut choice = self.choose(call, admitted, verdict);
+        if choice.decision.is_repair() {
+            choice = Choice {
+                error_text: choice.error_text,
+                ..Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), choice.class)
+            };
+        }
+        let at = self.gate.inner().store.now();
+        let settled = self.settle(
+            call,
+            admitted,
+            verdict,
+            &choice,
+            None,
+            &new_owner_token(),
+            &new_owner_token(),
+            at,
+            attempt_no,
+        );
+        tracing::error!(
+            target: "gate::store",
+            error = %store_error,
+            task = %self.id,
+            call_id = %call.id,
+            action = %settled.record.action,
+            "decision not stored"
+        );
+        self.finish(settled, None, verdict).await
+    }
+
+    /// Takes a decision's writes as the task's state, tells the ledger what a
+    /// failed call's decision means, and logs the decision.
+    async fn finish(&mut self, settled: Settled, revision: Option<i64>, verdict: &Verdict) -> Concluded {
+        let inner = self.gate.inner();
+        if let Some(mut task) = settled.task {
+            task.revision = revision.unwrap_or(self.stored.revision);
+            self.stored = task;
+        }
+        if let (Verdict::Failed { lease: Some(lease), .. }, Some(l)) = (verdict, &settled.ledger) {
+            attempt::settle_failure(
+                &*inner.store,
+                lease,
+                l.state,
+                &l.error_text,
+                &l.operator_error,
+                inner.store_patience,
+            )
+            .await;
+        }
+        emit(&settled.record);
+        for sink in &inner.sinks {
+            sink.record(&settled.record).await;
+        }
+        if settled.retry_after.is_some()
+            && let Step::Retry(feedback) = &settled.step
+        {
+            self.last_retries.push(feedback.clone());
+        }
+        Concluded {
+            step: settled.step,
+            retry_after: settled.retry_after,
+        }
+    }
+
+    /// The task's own budgets, with the failed attempt's duration spent.
+    fn budget_after(&self, verdict: &Verdict) -> TaskBudget {
+        let mut budget = self.budget();
+        if let Verdict::Failed { elapsed, .. } = verdict {
+            budget.record_latency(*elapsed);
+        }
+        budget
+    }
+
+    fn budget(&self) -> TaskBudget {
+        let mut budget = self.gate.inner().budget.task();
+        budget.restore(self.stored.state.budget);
+        budget
+    }
+
+    fn history(&self, call_fp: &str) -> History {
+        let inner = self.gate.inner();
+        let state = &self.stored.state;
+        History {
+            same_rejection_before: false,
+            rejections: state.rejections,
+            rejection_cap: inner.rejection_cap,
+            repeats_failed_call: state.failed_calls.iter().any(|fp| fp == call_fp),
+            corrections_in_step: state.corrections_in_step,
+            corrections_per_step: inner.corrections_per_step,
+        }
+    }
+
+    /// The policy's decision and, for a repair, what the task's own budgets
+    /// allow; the user's token window answers inside the commit.
+    fn choose(&self, call: &ToolCall, admitted: Option<&Admitted>, verdict: &Verdict) -> Choice {
+        let (class, situation, feedback, error_text) = match verdict {
+            Verdict::TaskFailed => return Choice::fixed(Decision::Fail(FailReason::TaskFailed), None),
+            Verdict::StoreDown(_) => return Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), None),
+            // Another worker failed the task while this call was deciding.
+            _ if self.stored.terminal => return Choice::fixed(Decision::Fail(FailReason::TaskFailed), None),
+            Verdict::Returned { .. } => return Choice::fixed(Decision::Return, None),
+            Verdict::NotRecorded { .. } => {
+                return Choice::fixed(Decision::Fail(FailReason::OutcomeNotRecorded), None);
+            }
+            Verdict::Stopped { reason, class, .. } => return Choice::fixed(Decision::Fail(*reason), *class),
+            Verdict::Refused {
+                message,
+                call_fp,
+                repeat,
+            } => {
+                let mut history = self.history(call_fp);
+                history.repeats_failed_call = *repeat;
+                history.same_rejection_before = self.stored.state.episode_rejections.contains(&sha256_hex(message));
+                let situation = Situation {
+                    effects: Effects::new(),
+                    class: FailureClass::Structural,
+                    history,
+                    budget: BudgetVerdict::OPEN,
+                };
+                (FailureClass::Structural, situation, self.sanitize_text(message), None)
+            }
+            Verdict::Failed { error, .. } => {
+                let class = classify(error);
+                let (effects, call_fp, args) = match admitted {
+                    Some(a) => (a.tool.spec().effects(), a.call_fp.as_str(), &a.args),
+                    None => (Effects::new(), "", &Value::Null),
+                };
+                let error_text = self.sanitize_error(error, args);
+                let spec = admitted.map(|a| a.tool.spec());
+                let feedback = messages::correction(
+                    &call.name,
+                    spec.and_then(|s| s.discovery()),
+                    spec.and_then(|s| s.widen()),
+                    class.ambiguity(),
+                    &error_text,
+                );
+                let situation = Situation {
+                    effects,
+                    class,
+                    history: self.history(call_fp),
+                    budget: BudgetVerdict::OPEN,
+                };
+                (class, situation, self.sanitize_text(&feedback), Some(error_text))
+            }
+        };
+        let wanted = decide(&situation);
+        let mut choice = Choice {
+            decision: wanted,
+            class: Some(class),
+            situation: Some(situation),
+            plan: None,
+            tokens: 0,
+            feedback: Some(feedback),
+            error_text,
+        };
+        if !wanted.is_repair() {
+            return choice;
+        }
+        let budget = self.budget_after(verdict);
+        let planned = if wanted == Decision::RetryInternally {
+            let pushback = match verdict {
+                Verdict::Failed {
+                    error: ToolError::RateLimited { retry_after },
+                    ..
+                } => Pushback::from(*retry_after),
+                _ => Pushback::None,
+            };
+            let mut rng = self.gate.inner().rng.lock().unwrap_or_else(|p| p.into_inner());
+            budget.plan_retry(pushback, Duration::ZERO, &mut *rng)
+        } else {
+            budget.plan_reject(Duration::ZERO)
+        };
+        match planned {
+            Ok(plan) => {
+                choice.plan = Some(plan);
+                // The model is not involved in an internal retry: no tokens are replayed.
+                if wanted != Decision::RetryInternally {
+                    let text = choice.feedback.as_deref().unwrap_or_default();
+                    choice.tokens = repair_cost(self.stored.state.context_tokens, text);
+                }
+            }
+            Err(refusal) => choice.decision = redecide(&situation, &refusal),
+        }
+        choice
+    }
+
+    /// Turns a choice and the window's answer into the step, the task's new
+    /// state and the decision record. Pure: the commit may call it again.
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        call: &ToolCall,
+        admitted: Option<&Admitted>,
+        verdict: &Verdict,
+        choice: &Choice,
+        answer: Option<Result<Reservation, TokensExhausted>>,
+        writer: &str,
+        decision_id: &str,
+        at: Timestamp,
+        attempt_no: i64,
+    ) -> Settled {
+        let mut decision = choice.decision;
+        // A reservation the transaction made is the task's to settle, whatever
+        // the decision: it is written with it.
+        let mut reservation = None;
+        if let Some(answer) = answer {
+            match (answer, &choice.situation) {
+                (Ok(r), _) => reservation = Some(r),
+                (Err(exhausted), Some(situation)) => {
+                    decision = redecide(situation, &Refusal::Tokens(exhausted));
+                }
+                (Err(_), None) => {}
+            }
+        }
+        let mut budget = self.budget_after(verdict);
+        if decision.is_repair()
+            && let Some(plan) = choice.plan
+            && let Err(refusal) = budget.commit(plan, reservation.map_or(0, |r| r.tokens))
+            && let Some(situation) = &choice.situation
+        {
+            decision = redecide(situation, &refusal);
+        }
+        let mut task = self.stored.clone();
+        task.writer = writer.to_owned();
+        let tool = call.name.as_str();
+        let intent_key = admitted
+            .map(|a| a.intent_key.clone())
+            .or_else(|| self.intent_key_for(tool));
+        let call_fp = match (admitted, verdict) {
+            (Some(a), _) => a.call_fp.clone(),
+            (None, Verdict::Refused { call_fp, .. }) => call_fp.clone(),
+            (None, _) => raw_fingerprint(call),
+        };
+        let effects = admitted.map_or(Effects::new(), |a| a.tool.spec().effects());
+        let ledger = match (verdict, choice.class) {
+            (
+                Verdict::Failed {
+                    error, lease: Some(_), ..
+                },
+                Some(class),
+            ) => {
+                let error_text = choice.error_text.clone().unwrap_or_default();
+                Some(LedgerSettlement {
+                    state: ledger_state(class, decision, effects),
+                    operator_error: messages::operator_cause(error, &error_text),
+                    error_text,
+                })
+            }
+            _ => None,
+        };
+        let feedback = |class: FailureClass, text: String| Feedback {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            class,
+            text,
+        };
+        let mut retry_after = None;
+        let state = &mut task.state;
+        let step = match decision {
+            Decision::Reject | Decision::RefuseRepeat => {
+                let text = choice.feedback.clone().unwrap_or_default();
+                if let Verdict::Refused { message, .. } = verdict {
+                    state.episode_rejections.push(sha256_hex(message));
+                }
+                state.rejections += 1;
+                grow_context(state, &text);
+                Step::Reject(feedback(FailureClass::Structural, text))
+            }
+            Decision::RetryWithCorrection(_) => {
+                let text = choice.feedback.clone().unwrap_or_default();
+                state.corrections_in_step += 1;
+                state.failed_calls.push(call_fp.clone());
+                grow_context(state, &text);
+                Step::Retry(feedback(choice.class.unwrap_or(FailureClass::Transient), text))
+            }
+            Decision::RetryInternally => {
+                let delay = choice.plan.map_or(Duration::ZERO, |p| p.delay());
+                retry_after = Some(delay);
+                let error_text = choice.error_text.as_deref().unwrap_or_default();
+                Step::Retry(feedback(
+                    choice.class.unwrap_or(FailureClass::Transient),
+                    messages::internal_retry(tool, error_text, delay),
+                ))
+            }
+            Decision::Return => {
+                let (value, is_error, replayed) = match verdict {
+                    Verdict::Returned {
+                        value,
+                        is_error,
+                        replayed,
+                    } => (value.clone(), *is_error, *replayed),
+                    _ => (
+                        json!({"error": choice.error_text.as_deref().unwrap_or_default()}),
+                        true,
+                        false,
+                    ),
+                };
+                state.corrections_in_step = 0;
+                if !is_error {
+                    // A successful call ends the repair episode (rule 1).
+                    state.episode_rejections.clear();
+                }
+                let out = self.output(call, value, is_error, replayed);
+                grow_context(state, &out.text);
+                Step::Return(out)
+            }
+            Decision::Fail(reason) => {
+                let (error, outcome, ledger_state) = match verdict {
+                    Verdict::TaskFailed => (messages::earlier_failure(self.stored.failure.as_ref()), None, None),
+                    Verdict::StoreDown(e) => (e.clone(), None, None),
+                    Verdict::Refused { message, .. } => (message.clone(), None, None),
+                    Verdict::Returned { value, .. } => (value.to_string(), None, None),
+                    Verdict::NotRecorded { value, error } => {
+                        (error.clone(), Some(value.clone()), Some(State::Dispatched))
+                    }
+                    Verdict::Failed { .. } => (
+                        choice.error_text.clone().unwrap_or_default(),
+                        None,
+                        ledger.as_ref().map(|l| l.state),
+                    ),
+                    Verdict::Stopped { error, state, .. } => (error.clone(), None, *state),
+                };
+                let report = FailureReport {
+                    at,
+                    task_id: self.id.clone(),
+                    user: self.user.clone(),
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    arguments_fingerprint: call_fp.clone(),
+                    intent_key: intent_key.clone(),
+                    ledger_state,
+                    class: choice.class,
+                    reason,
+                    attempts: budget.attempts().used(),
+                    repair_tokens: budget.repair_tokens(),
+                    latency_added_ms: budget.state().added_latency_ms,
+                    last_error: self.sanitize_text(&error),
+                    outcome,
+                    next_check: messages::next_check(reason, tool, intent_key.as_deref(), &self.id, &self.user),
+                    model_text: self.sanitize_text(&messages::fail(tool, reason, intent_key.as_deref())),
+                };
+                if reason.ends_task() {
+                    task.terminal = true;
+                    task.failure = Some(report.clone());
+                }
+                Step::Fail(Box::new(report))
+            }
+        };
+        let state = &mut task.state;
+        if let Some(r) = reservation.filter(|r| r.tokens > 0) {
+            state.pending_tokens.push(r);
+        }
+        state.budget = budget.state();
+        let spent_tokens = to_i64(state.budget.repair_tokens) - to_i64(state.logged_repair_tokens);
+        let added_ms = to_i64(state.budget.added_latency_ms) - to_i64(state.logged_latency_ms);
+        state.logged_repair_tokens = state.budget.repair_tokens;
+        state.logged_latency_ms = state.budget.added_latency_ms;
+        let action = match &step {
+            Step::Return(out) if out.replayed => Action::Replay,
+            _ => decision.action(),
+        };
+        let record = DecisionRecord {
+            id: decision_id.to_owned(),
+            at,
+            task_id: self.id.clone(),
+            user: self.user.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            class: choice.class,
+            action,
+            fail_reason: match decision {
+                Decision::Fail(reason) => Some(reason),
+                _ => None,
+            },
+            attempt: attempt_no,
+            attempts_used: i64::from(state.budget.repairs),
+            repair_tokens: spent_tokens,
+            latency_added_ms: added_ms,
+            message_hash: sha256_hex(step.model_text()),
+            intent_key,
+        };
+        let changed = task.terminal != self.stored.terminal || state_changed(&self.stored.state, &task.state);
+        Settled {
+            task: changed.then_some(task),
+            record,
+            step,
+            retry_after,
+            ledger,
+        }
+    }
+
+    fn output(&self, call: &ToolCall, value: Value, is_error: bool, replayed: bool) -> ToolOutput {
+        let raw = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let text = match &self.gate.inner().result_sanitizer {
+            Some(s) => s.sanitize(&raw).text,
+            None => raw,
+        };
+        ToolOutput {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            value,
+            text,
+            is_error,
+            replayed,
+        }
+    }
+
+    fn sanitize_text(&self, text: &str) -> String {
+        self.gate.inner().sanitizer.sanitize(text).text
+    }
+
+    /// A tool's error as the model may see it: its class, and its text with
+    /// echoes of the call's own argument values neutralized.
+    fn sanitize_error(&self, error: &ToolError, args: &Value) -> String {
+        let mut echoes = Vec::new();
+        collect_strings(args, &mut echoes);
+        let echoes: Vec<&str> = echoes.iter().map(String::as_str).collect();
+        self.gate
+            .inner()
+            .sanitizer
+            .sanitize_with_echoes(&error.to_string(), &echoes)
+            .text
+    }
+}
+
+/// The policy's decision after a budget refused the repair it chose: the same
+/// situation with that budget closed (a budget can refuse a repair, never
+/// create one).
+fn redecide(situation: &Situation, refusal: &Refusal) -> Decision {
+    decide(&Situation {
+        budget: closed(refusal),
+        ..*situation
+    })
+}
+
+/// Whether the task's stored state must be written. The context size alone
+/// is not worth a write: it is an estimate, refreshed by the next usage report.
+fn state_changed(old: &TaskState, new: &TaskState) -> bool {
+    let mut old = old.clone();
+    old.context_tokens = new.context_tokens;
+    old.usage_reported = new.usage_reported;
+    old != *new
+}
+
+/// Counts `text` into the context a repair would replay, while the provider
+/// has not reported real usage.
+fn grow_context(state: &mut TaskState, text: &str) {
+    if !state.usage_reported {
+        state.context_tokens = state.context_tokens.saturating_add(estimate_tokens(text));
+    }
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn sha256_hex(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The JSON the fingerprint covers: the `key` arguments, or all of them.
+fn key_arguments(args: &Value, key_args: &[String]) -> Value {
+    if key_args.is_empty() {
+        return args.clone();
+    }
+    let Value::Object(map) = args else { return args.clone() };
+    Value::Object(
+        map.iter()
+            .filter(|(k, _)| key_args.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// The identity of a call for rules 1 and 3: the tool and its canonical arguments.
+fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
+    sha256_hex(&format!("{tool}\u{0}{canonical_arguments}"))
+}
+
+/// The identity of a call that never parsed as valid arguments: canonical
+/// JSON where the text is JSON, the raw text where it is not.
+fn raw_fingerprint(call: &ToolCall) -> String {
+    let canonical = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(v) => gate_ledger::canonical_json(&v),
+        Err(_) => call.arguments.clone(),
+    };
+    call_fingerprint(&call.name, &canonical)
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}

@@ -1,0 +1,184 @@
+//! Task state in the store: what a task has been through, so that any worker
+//! resumes it exactly where it was, and the per-user repair-token windows
+//! that every worker of the store shares.
+//!
+//! gate's promises about a task (never the same rejection twice, a rejection
+//! cap, a repair budget, nothing runs after a failure) are promises about its
+//! history, so the history is stored, not kept in a process. A task is one
+//! row ([`TaskRecord`]) written with a compare-and-set on its revision, so two
+//! workers driving the same task cannot overwrite each other; the loser
+//! reloads and decides again.
+//!
+//! Everything one decision writes (the task's new state, its decision record,
+//! the repair tokens it reserved) is committed in one [`TaskTransaction`]:
+//! a repair is either handed out and recorded with its tokens, or neither,
+//! and a crash in between cannot leak a reservation.
+
+use gate_budget::{Reservation, TaskBudgetState, TokenLimit, TokensExhausted};
+use serde::{Deserialize, Serialize};
+
+use crate::decision::DecisionRecord;
+use crate::error::LedgerError;
+use crate::failure::FailureReport;
+use crate::ledger::BoxFuture;
+use crate::time::Timestamp;
+
+/// What rules 1 to 4 of the policy look at, as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskState {
+    /// Rejections given in the task.
+    pub rejections: u32,
+    /// Hashes of the rejection messages given in the current repair episode
+    /// (since the task's last successful call): never the same one twice.
+    pub episode_rejections: Vec<String>,
+    /// Fingerprints (tool and canonical arguments) of calls that failed and
+    /// must not be resent unchanged.
+    pub failed_calls: Vec<String>,
+    /// Corrections given since the last successful call.
+    pub corrections_in_step: u32,
+    /// What the task's own budgets have spent.
+    pub budget: TaskBudgetState,
+    /// The context the model last read and wrote, in tokens: what a repair replays.
+    pub context_tokens: u64,
+    /// Whether `context_tokens` comes from the provider's usage (not estimates).
+    pub usage_reported: bool,
+    /// Repair tokens reserved in the user's window and not yet settled with
+    /// the provider's real usage.
+    pub pending_tokens: Vec<Reservation>,
+    /// The task's repair tokens as of its last decision record, so each
+    /// record carries what that decision spent.
+    pub logged_repair_tokens: u64,
+    /// The same for added latency, in milliseconds.
+    pub logged_latency_ms: u64,
+}
+
+/// One task as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The user the task runs for; `(user, task_id)` is unique.
+    pub user: String,
+    /// The task.
+    pub task_id: String,
+    /// Bumped by every write; a write names the revision it read (0: none yet).
+    pub revision: i64,
+    /// Token of the write that produced this revision: a writer whose
+    /// acknowledgement was lost sees from it that its write landed.
+    pub writer: String,
+    /// The task's history.
+    pub state: TaskState,
+    /// Set when the task failed; kept after it was reopened.
+    pub failure: Option<FailureReport>,
+    /// A failed task runs nothing until a person reopens it.
+    pub terminal: bool,
+    /// When a person last reopened the task.
+    pub reopened_at: Option<Timestamp>,
+    /// Last write.
+    pub updated_at: Timestamp,
+}
+
+impl TaskRecord {
+    /// A task that has never been stored.
+    pub fn new(user: impl Into<String>, task_id: impl Into<String>) -> Self {
+        TaskRecord {
+            user: user.into(),
+            task_id: task_id.into(),
+            revision: 0,
+            writer: String::new(),
+            state: TaskState::default(),
+            failure: None,
+            terminal: false,
+            reopened_at: None,
+            updated_at: Timestamp::default(),
+        }
+    }
+
+    /// What a person's reopening does: the terminal flag is lifted and a new
+    /// repair episode starts; what the task spent stays spent.
+    pub(crate) fn reopened(mut self, now: Timestamp, writer: String) -> Self {
+        self.terminal = false;
+        self.reopened_at = Some(now);
+        self.state.corrections_in_step = 0;
+        self.state.episode_rejections.clear();
+        self.writer = writer;
+        self
+    }
+}
+
+/// Task state and token windows in the store.
+///
+/// Reads and maintenance are plain calls; everything a decision writes goes
+/// through [`begin`](Self::begin) and one [`TaskTransaction`].
+pub trait TaskStore: Send + Sync {
+    /// The stored task, if it was ever written.
+    fn load_task<'a>(
+        &'a self,
+        user: &'a str,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, LedgerError>>;
+
+    /// Starts a transaction: everything written through it commits together
+    /// or not at all, and the token windows it touches stay locked to other
+    /// transactions until then.
+    fn begin(&self) -> BoxFuture<'_, Result<Box<dyn TaskTransaction<'_> + '_>, LedgerError>>;
+
+    /// Tasks that failed and were not reopened: what needs a person, tasks
+    /// whose failure needs reconciliation first, then oldest failure first.
+    fn list_failed_tasks(&self, limit: u32) -> BoxFuture<'_, Result<Vec<TaskRecord>, LedgerError>>;
+
+    /// Reopens a failed task (a person resolved it): later calls run again.
+    /// Reopening a task that is not terminal is a no-op returning it; an
+    /// unknown task is `is_not_found()`.
+    fn reopen_task<'a>(&'a self, user: &'a str, task_id: &'a str) -> BoxFuture<'a, Result<TaskRecord, LedgerError>>;
+
+    /// Repair tokens that count in `user`'s window under `limit` now.
+    fn repair_tokens_used<'a>(
+        &'a self,
+        user: &'a str,
+        limit: &'a TokenLimit,
+    ) -> BoxFuture<'a, Result<u64, LedgerError>>;
+}
+
+/// The writes of one decision, committed together.
+///
+/// Dropping a transaction without [`commit`](Self::commit) rolls it back.
+pub trait TaskTransaction<'a>: Send {
+    /// Reserves `tokens` in `user`'s window under `limit` if it holds them:
+    /// the inner `Err` is the window's refusal, the outer one a store failure.
+    fn reserve_tokens<'b>(
+        &'b mut self,
+        user: &'b str,
+        limit: &'b TokenLimit,
+        tokens: u64,
+    ) -> BoxFuture<'b, Result<Result<Reservation, TokensExhausted>, LedgerError>>;
+
+    /// Settles `reservations` with the provider's `actual` usage (see
+    /// [`TokenWindow::settle`](gate_budget::TokenWindow::settle)); returns the
+    /// tokens the user may still reserve.
+    fn settle_tokens<'b>(
+        &'b mut self,
+        user: &'b str,
+        limit: &'b TokenLimit,
+        reservations: &'b [Reservation],
+        actual: u64,
+    ) -> BoxFuture<'b, Result<u64, LedgerError>>;
+
+    /// Writes `record` if the stored task is still at `record.revision` (0: it
+    /// was never stored), as revision + 1 by `record.writer`; returns the new
+    /// revision. A task changed by another writer is `is_stale()`.
+    fn save_task<'b>(&'b mut self, record: &'b TaskRecord) -> BoxFuture<'b, Result<i64, LedgerError>>;
+
+    /// Appends a decision record (once per id).
+    fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Result<(), LedgerError>>;
+
+    /// Commits everything.
+    fn commit(self: Box<Self>) -> BoxFuture<'a, Result<(), LedgerError>>;
+}
+
+/// The refusal of a task write that lost a compare-and-set.
+pub(crate) fn task_changed(record: &TaskRecord, stored: i64) -> LedgerError {
+    LedgerError::stale(format!(
+        "task {:?} of user {:?} is at revision {stored}, not {}: another worker changed it",
+        record.task_id, record.user, record.revision
+    ))
+}

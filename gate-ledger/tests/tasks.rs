@@ -1,0 +1,387 @@
+//! The task store's conformance suite: task state, failed tasks, reopening,
+//! and the per-user token windows, against memory, SQLite and PostgreSQL
+//! (when `GATE_POSTGRES_URL` is set). B3 and B13 of the reference test list
+//! are the window cases.
+
+#[macro_use]
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::{Harness, Kind, charge};
+use gate_budget::TokenLimit;
+use gate_ledger::{
+    Action, Claim, DecisionQuery, DecisionRecord, FailReason, FailureReport, Resolution, ResolveRequest, State,
+    TaskRecord, Timestamp,
+};
+use serde_json::json;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn limit(tokens: u64) -> TokenLimit {
+    TokenLimit::new(tokens, HOUR).expect("valid limit")
+}
+
+fn failure(task: &TaskRecord, reason: FailReason, key: Option<&str>, at: Timestamp) -> FailureReport {
+    FailureReport {
+        at,
+        task_id: task.task_id.clone(),
+        user: task.user.clone(),
+        call_id: "call_1".into(),
+        tool: "charge_card".into(),
+        arguments_fingerprint: "fp".into(),
+        intent_key: key.map(str::to_owned),
+        ledger_state: key.map(|_| State::OutcomeUnknown),
+        class: None,
+        reason,
+        attempts: 1,
+        repair_tokens: 10,
+        latency_added_ms: 0,
+        last_error: "timed out".into(),
+        outcome: None,
+        next_check: "look it up".into(),
+        model_text: "STOP.".into(),
+    }
+}
+
+fn decision(id: &str, task: &str) -> DecisionRecord {
+    DecisionRecord {
+        id: id.into(),
+        at: Timestamp::from_millis(1),
+        task_id: task.into(),
+        user: "u1".into(),
+        call_id: "c".into(),
+        tool: "lookup".into(),
+        class: None,
+        action: Action::Return,
+        fail_reason: None,
+        attempt: 1,
+        attempts_used: 0,
+        repair_tokens: 0,
+        latency_added_ms: 0,
+        message_hash: "h".into(),
+        intent_key: None,
+    }
+}
+
+/// Saves `record` in its own transaction; returns the new revision.
+async fn save(h: &Harness, record: &TaskRecord) -> Result<i64, gate_ledger::LedgerError> {
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let revision = tx.save_task(record).await?;
+    tx.commit().await.expect("commit");
+    Ok(revision)
+}
+
+// A task's state is stored and read back whole; every write names the
+// revision it read, and a write from a stale revision is refused.
+async fn t01_task_state_round_trips_under_compare_and_set(h: &Harness) {
+    assert_eq!(h.ledger.load_task("u1", "t1").await.expect("load"), None);
+    let mut task = TaskRecord::new("u1", "t1");
+    task.writer = "w1".into();
+    task.state.rejections = 2;
+    task.state.episode_rejections = vec!["hash-a".into()];
+    task.state.failed_calls = vec!["fp-1".into()];
+    task.state.budget.repairs = 2;
+    task.state.budget.repair_tokens = 1_234;
+    assert_eq!(save(h, &task).await.expect("first write"), 1);
+    let stored = h.ledger.load_task("u1", "t1").await.expect("load").expect("stored");
+    assert_eq!(stored.revision, 1);
+    assert_eq!(stored.writer, "w1");
+    assert_eq!(stored.state, task.state);
+    assert!(!stored.terminal);
+
+    // Another worker that read nothing (revision 0) cannot create it again.
+    let e = save(h, &task).await.expect_err("stale insert");
+    assert!(e.is_stale(), "{e}");
+    let mut next = stored.clone();
+    next.writer = "w2".into();
+    next.state.rejections = 3;
+    assert_eq!(save(h, &next).await.expect("second write"), 2);
+    // A writer still holding revision 1 lost.
+    let e = save(h, &stored).await.expect_err("stale update");
+    assert!(e.is_stale(), "{e}");
+    let now = h.ledger.load_task("u1", "t1").await.expect("load").expect("stored");
+    assert_eq!((now.revision, now.writer.as_str(), now.state.rejections), (2, "w2", 3));
+    // Tasks are per user.
+    assert_eq!(h.ledger.load_task("u2", "t1").await.expect("load"), None);
+}
+
+// What one transaction writes lands together, or not at all when it is
+// dropped without commit.
+async fn t02_a_transaction_commits_everything_or_nothing(h: &Harness) {
+    let l = limit(1_000);
+    let mut task = TaskRecord::new("u1", "t2");
+    task.writer = "w".into();
+    {
+        let mut tx = h.ledger.begin().await.expect("begin");
+        tx.save_task(&task).await.expect("save");
+        tx.append_decision(&decision("dropped", "t2")).await.expect("append");
+        let granted = tx.reserve_tokens("u1", &l, 400).await.expect("reserve");
+        assert!(granted.is_ok());
+        // Dropped here: rolled back.
+    }
+    assert_eq!(h.ledger.load_task("u1", "t2").await.expect("load"), None);
+    assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 0);
+    let logged = h
+        .ledger
+        .list_decisions(&DecisionQuery {
+            task_id: Some("t2".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert!(logged.is_empty());
+
+    let mut tx = h.ledger.begin().await.expect("begin");
+    tx.save_task(&task).await.expect("save");
+    tx.append_decision(&decision("kept", "t2")).await.expect("append");
+    tx.append_decision(&decision("kept", "t2"))
+        .await
+        .expect("append the same id");
+    assert!(tx.reserve_tokens("u1", &l, 400).await.expect("reserve").is_ok());
+    tx.commit().await.expect("commit");
+    assert!(h.ledger.load_task("u1", "t2").await.expect("load").is_some());
+    assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 400);
+    let logged = h
+        .ledger
+        .list_decisions(&DecisionQuery {
+            task_id: Some("t2".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(logged.len(), 1, "one record per id");
+}
+
+// B3: exhausting one user's window leaves every other user's untouched.
+async fn t03_windows_are_per_user(h: &Harness) {
+    let l = limit(50_000);
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let mut granted = 0;
+    while tx.reserve_tokens("alice", &l, 7_000).await.expect("reserve").is_ok() {
+        granted += 7_000;
+    }
+    let refused = tx.reserve_tokens("alice", &l, 7_000).await.expect("reserve");
+    assert_eq!(refused.map_err(|e| e.remaining), Err(50_000 - granted));
+    assert!(tx.reserve_tokens("bob", &l, 50_000).await.expect("reserve").is_ok());
+    tx.commit().await.expect("commit");
+    assert_eq!(h.ledger.repair_tokens_used("alice", &l).await.expect("used"), 49_000);
+    assert_eq!(h.ledger.repair_tokens_used("bob", &l).await.expect("used"), 50_000);
+    assert_eq!(h.ledger.repair_tokens_used("Alice", &l).await.expect("used"), 0);
+    // A window of another length is another window.
+    let daily = TokenLimit::new(50_000, Duration::from_secs(86_400)).expect("valid");
+    assert_eq!(h.ledger.repair_tokens_used("alice", &daily).await.expect("used"), 0);
+}
+
+// B4 on the store's clock: reservations count for eleven buckets, then the
+// window frees them; settling refunds a shortfall and charges an excess.
+async fn t04_windows_roll_and_settle_on_the_store_clock(h: &Harness) {
+    let l = limit(1_000);
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let r = tx.reserve_tokens("u1", &l, 600).await.expect("reserve").expect("fits");
+    let left = tx.settle_tokens("u1", &l, &[r], 200).await.expect("settle");
+    assert_eq!(left, 800);
+    tx.commit().await.expect("commit");
+    assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 200);
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let r = tx.reserve_tokens("u1", &l, 800).await.expect("reserve").expect("fits");
+    assert_eq!(tx.settle_tokens("u1", &l, &[r], 1_000).await.expect("settle"), 0);
+    tx.commit().await.expect("commit");
+    assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 1_200);
+    h.clock.advance(Duration::from_secs(66 * 60));
+    assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 0);
+}
+
+// B13: 64 concurrent transactions reserving for one user fill the window to
+// exactly the largest multiple that fits, never beyond.
+async fn t05_concurrent_reservers_never_overdraw(h: &Harness) {
+    for (user, each) in [("shared-7", 7u64), ("shared-113", 113), ("shared-4999", 4_999)] {
+        let l = limit(50_000);
+        let granted = Arc::new(AtomicU64::new(0));
+        let mut workers = Vec::new();
+        for _ in 0..64 {
+            let ledger = h.ledger.clone();
+            let granted = granted.clone();
+            workers.push(tokio::spawn(async move {
+                loop {
+                    let mut tx = ledger.begin().await.expect("begin");
+                    let answer = tx.reserve_tokens(user, &l, each).await.expect("reserve");
+                    tx.commit().await.expect("commit");
+                    match answer {
+                        Ok(r) => granted.fetch_add(r.tokens, Ordering::SeqCst),
+                        Err(_) => break,
+                    };
+                }
+            }));
+        }
+        for w in workers {
+            w.await.expect("worker");
+        }
+        let total = granted.load(Ordering::SeqCst);
+        assert_eq!(total, 50_000 / each * each, "reservations of {each}");
+        assert_eq!(h.ledger.repair_tokens_used(user, &l).await.expect("used"), total);
+    }
+}
+
+// Failed tasks are listed (those that need reconciliation first) until a
+// person reopens them; reopening starts a new repair episode and keeps what
+// the task spent.
+async fn t06_failed_tasks_are_listed_until_reopened(h: &Harness) {
+    let at = h.now();
+    let mut capped = TaskRecord::new("u1", "capped");
+    capped.writer = "w".into();
+    capped.state.rejections = 2;
+    capped.state.corrections_in_step = 1;
+    capped.state.episode_rejections = vec!["h1".into()];
+    capped.terminal = true;
+    capped.failure = Some(failure(&capped, FailReason::RejectionCap, None, at));
+    save(h, &capped).await.expect("save");
+    let mut unknown = TaskRecord::new("u1", "unknown");
+    unknown.writer = "w".into();
+    unknown.terminal = true;
+    unknown.failure = Some(failure(
+        &unknown,
+        FailReason::OutcomeUnknown,
+        Some("key-1"),
+        at.saturating_add(HOUR),
+    ));
+    save(h, &unknown).await.expect("save");
+    let mut fine = TaskRecord::new("u1", "fine");
+    fine.writer = "w".into();
+    save(h, &fine).await.expect("save");
+
+    let failed = h.ledger.list_failed_tasks(10).await.expect("list");
+    let ids: Vec<&str> = failed.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["unknown", "capped"], "reconciliation first, then oldest");
+    assert_eq!(failed[1].failure, capped.failure);
+    assert_eq!(h.ledger.list_failed_tasks(1).await.expect("list").len(), 1);
+
+    let reopened = h.ledger.reopen_task("u1", "capped").await.expect("reopen");
+    assert!(!reopened.terminal);
+    assert_eq!(reopened.reopened_at, Some(h.now()));
+    assert_eq!(reopened.state.rejections, 2, "what the task spent stays spent");
+    assert_eq!(reopened.state.corrections_in_step, 0);
+    assert!(reopened.state.episode_rejections.is_empty());
+    assert_eq!(reopened.failure, capped.failure, "the report is kept");
+    let stored = h.ledger.load_task("u1", "capped").await.expect("load").expect("stored");
+    assert_eq!(stored, reopened);
+    let again = h.ledger.reopen_task("u1", "capped").await.expect("reopen again");
+    assert_eq!(again, stored, "reopening an open task changes nothing");
+    let ids: Vec<String> = h
+        .ledger
+        .list_failed_tasks(10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    assert_eq!(ids, ["unknown"]);
+    let e = h.ledger.reopen_task("u1", "nobody").await.expect_err("unknown task");
+    assert!(e.is_not_found(), "{e}");
+}
+
+// Resolving an intent whose outcome was unknown reopens the task that failed
+// waiting for it, and only that one.
+async fn t07_resolving_an_intent_reopens_the_task_that_waited_for_it(h: &Harness) {
+    let r = charge("pay INV-9");
+    let Claim::Acquired(lease) = h.ledger.claim(&r).await.expect("claim") else {
+        panic!("fresh key")
+    };
+    let lease = h.ledger.dispatch(&lease).await.expect("dispatch");
+    h.ledger
+        .mark_unknown(&lease, "timed out".into())
+        .await
+        .expect("unknown");
+    let at = h.now();
+    let mut waiting = TaskRecord::new(&r.user, &r.task_id);
+    waiting.writer = "w".into();
+    waiting.terminal = true;
+    waiting.failure = Some(failure(&waiting, FailReason::OutcomeUnknown, Some(&r.key), at));
+    save(h, &waiting).await.expect("save");
+    // Another task of the user failed for another reason, naming the same key.
+    let mut other = TaskRecord::new(&r.user, "other");
+    other.writer = "w".into();
+    other.terminal = true;
+    other.failure = Some(failure(&other, FailReason::KeyReused, Some(&r.key), at));
+    save(h, &other).await.expect("save");
+
+    let request = ResolveRequest {
+        key: r.key.clone(),
+        user: None,
+        resolution: Resolution::Succeeded,
+        note: Some("ch_1 at the provider".into()),
+        value: Some(json!({"charge": "ch_1"})),
+    };
+    h.ledger.resolve(&request).await.expect("resolve");
+    let task = h
+        .ledger
+        .load_task(&r.user, &r.task_id)
+        .await
+        .expect("load")
+        .expect("stored");
+    assert!(!task.terminal, "the task goes on with the person's answer");
+    let other = h
+        .ledger
+        .load_task(&r.user, "other")
+        .await
+        .expect("load")
+        .expect("stored");
+    assert!(other.terminal, "a key-reuse failure is not what the resolution answers");
+    // Resolving again with the same answer is a no-op and reopens nothing new.
+    h.ledger.resolve(&request).await.expect("resolve again");
+}
+
+// A claim, dispatch or finish sent again after its answer was lost finds its
+// own earlier write instead of reporting another worker.
+async fn t08_writes_resent_after_a_lost_answer_find_their_own_result(h: &Harness) {
+    let mut r = charge("pay INV-10");
+    r.owner = Some(gate_ledger::new_owner_token());
+    let Claim::Acquired(first) = h.ledger.claim(&r).await.expect("claim") else {
+        panic!("fresh key")
+    };
+    let Claim::Acquired(again) = h.ledger.claim(&r).await.expect("claim again") else {
+        panic!("our own claim")
+    };
+    assert_eq!((again.attempt, &again.owner), (first.attempt, &first.owner));
+    // Another worker's token is still told the key is in progress.
+    let mut other = r.clone();
+    other.owner = Some(gate_ledger::new_owner_token());
+    assert!(h.ledger.claim(&other).await.expect_err("in progress").is_in_progress());
+    let dispatched = h.ledger.dispatch(&first).await.expect("dispatch");
+    let again = h.ledger.dispatch(&first).await.expect("dispatch again");
+    assert_eq!(again.attempt, dispatched.attempt);
+    let done = h
+        .ledger
+        .complete(&dispatched, json!({"ok": 1}))
+        .await
+        .expect("complete");
+    let again = h
+        .ledger
+        .complete(&dispatched, json!({"ok": 1}))
+        .await
+        .expect("complete again");
+    assert_eq!((done.state, again.state), (State::Succeeded, State::Succeeded));
+    // A different finish after the record moved on is still refused.
+    let e = h
+        .ledger
+        .mark_unknown(&dispatched, "late".into())
+        .await
+        .expect_err("moved on");
+    assert!(e.is_stale(), "{e}");
+}
+
+suite!(
+    all: [
+        t01_task_state_round_trips_under_compare_and_set,
+        t02_a_transaction_commits_everything_or_nothing,
+        t03_windows_are_per_user,
+        t04_windows_roll_and_settle_on_the_store_clock,
+        t05_concurrent_reservers_never_overdraw,
+        t06_failed_tasks_are_listed_until_reopened,
+        t07_resolving_an_intent_reopens_the_task_that_waited_for_it,
+        t08_writes_resent_after_a_lost_answer_find_their_own_result,
+    ],
+    sql_only: []
+);
