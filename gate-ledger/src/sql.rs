@@ -1306,6 +1306,14 @@ impl RawPool {
             RawPool::Postgres(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
         })
     }
+
+    /// Runs one query without parameters that returns a single integer.
+    pub async fn fetch_i64(&self, sql: &str) -> Result<i64, LedgerError> {
+        Ok(match self {
+            RawPool::Sqlite(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
+            RawPool::Postgres(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
+        })
+    }
 }
 
 impl SqliteBackend {
