@@ -29,6 +29,11 @@ const USER: &str = "shared-user";
 /// How long a worker may take before the test calls it hung.
 const NO_HANG: Duration = Duration::from_secs(120);
 
+/// One test at a time: each starts up to 4 worker processes on a 2-core
+/// machine, and a fault test measures recovery, which CPU starvation from a
+/// neighbouring test would distort.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn token() -> String {
     format!("{:016x}", rand_u64())
 }
@@ -358,8 +363,9 @@ async fn one_window_for_every_worker(store: Store, processes: usize) {
         budget_fails >= (processes * TASKS) as u64 - 20,
         "the others were refused"
     );
-    let (used, recorded) = window_and_log(&store, limit).await;
+    let (used, logged, recorded) = window_and_log(&store, limit).await;
     assert_eq!(used, rejects * cost);
+    assert_eq!(logged, used, "the log says what the window holds");
     assert!(used <= limit);
     assert_eq!(
         recorded, rejects,
@@ -368,15 +374,21 @@ async fn one_window_for_every_worker(store: Store, processes: usize) {
     store.cleanup().await;
 }
 
-/// The user's window as the store holds it, and the rejections in the log.
-async fn window_and_log(store: &Store, limit: u64) -> (u64, u64) {
+/// What the store holds: the user's window, the repair tokens its decision
+/// records say were spent, and the rejections among them.
+async fn window_and_log(store: &Store, limit: u64) -> (u64, u64, u64) {
     let view = store.open().await;
     let budget = gate::Budget::default().with_repair_tokens(limit).unwrap();
     let used = view.repair_tokens_used(USER, &budget.token_limit()).await.unwrap();
-    let log = view.list_decisions(&DecisionQuery::default()).await.unwrap();
+    let query = DecisionQuery {
+        user: Some(USER.into()),
+        ..DecisionQuery::default()
+    };
+    let log = view.list_decisions(&query).await.unwrap();
+    let logged: i64 = log.iter().map(|d| d.repair_tokens).sum();
     let recorded = log.iter().filter(|d| d.action == Action::Reject).count() as u64;
     view.close().await;
-    (used, recorded)
+    (used, u64::try_from(logged).unwrap_or(0), recorded)
 }
 
 /// Runs the charges workload: `processes` × 16 tasks over `customers`
@@ -461,12 +473,13 @@ async fn the_store_failing_under_the_workers_loses_nothing(
             "the faults were felt: {tally:?}"
         );
     }
-    // The window: never overdrawn, and what it holds is what the log says was granted.
-    let (rejects_told, _, _, costs) = repair_outcomes(&repairs);
-    assert!(costs.iter().all(|c| *c == cost), "{costs:?}");
-    let (used, recorded) = window_and_log(&store, limit).await;
+    // The window: never overdrawn, and what it holds is what the log says was
+    // spent. (Without patience a usage report may not reach the store, so a
+    // repair's cost may differ from the calm one; the sums still agree.)
+    let (rejects_told, _, _, _) = repair_outcomes(&repairs);
+    let (used, logged, recorded) = window_and_log(&store, limit).await;
     assert!(used <= limit, "overdrawn: {used} > {limit}");
-    assert_eq!(used, recorded * cost, "the window and the log were committed together");
+    assert_eq!(used, logged, "the window and the log were committed together");
     assert!(
         rejects_told <= recorded,
         "a repair was handed out without being recorded"
@@ -504,10 +517,7 @@ async fn the_store_failing_under_the_workers_loses_nothing(
 
     // The faults are over: the service resumes, and running every intent
     // again charges nothing twice.
-    let calm = How {
-        faults: false,
-        ..broken
-    };
+    let calm = CALM;
     let (again, _) = run_charges(&store, processes, CUSTOMERS, &effects, calm).await;
     assert_eq!(again.len(), CUSTOMERS);
     for line in &again {
@@ -530,12 +540,14 @@ async fn the_store_failing_under_the_workers_loses_nothing(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_postgres_connections_lose_nothing() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(store) = Store::postgres() else { return };
     the_store_failing_under_the_workers_loses_nothing(store, 4, 30_000, 10_000).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_postgres_connections_without_patience_fail_safe() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(store) = Store::postgres() else { return };
     the_store_failing_under_the_workers_loses_nothing(store, 4, 30_000, 0).await;
 }
@@ -543,21 +555,25 @@ async fn dropped_postgres_connections_without_patience_fail_safe() {
 // Writers give up on the lock after 50 ms, so the runtime's own retries do the work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_sqlite_file_loses_nothing() {
+    let _one = ONE_AT_A_TIME.lock().await;
     the_store_failing_under_the_workers_loses_nothing(Store::sqlite(), 2, 50, 10_000).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_sqlite_file_without_patience_fails_safe() {
+    let _one = ONE_AT_A_TIME.lock().await;
     the_store_failing_under_the_workers_loses_nothing(Store::sqlite(), 2, 50, 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_processes_on_postgres_share_one_window() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(store) = Store::postgres() else { return };
     one_window_for_every_worker(store, 4).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_on_sqlite_share_one_window() {
+    let _one = ONE_AT_A_TIME.lock().await;
     one_window_for_every_worker(Store::sqlite(), 2).await;
 }

@@ -58,6 +58,9 @@ pub struct Task {
     /// The task as last loaded or committed.
     stored: TaskRecord,
     loaded: bool,
+    /// Usage reported while the task could not be loaded: the context size
+    /// to apply once it is.
+    unloaded_usage: Option<u64>,
     last_retries: Vec<Feedback>,
 }
 
@@ -177,6 +180,7 @@ impl Task {
             user,
             intent: None,
             loaded: false,
+            unloaded_usage: None,
             last_retries: Vec::new(),
         }
     }
@@ -264,6 +268,10 @@ impl Task {
         })
         .await?;
         self.stored = stored.unwrap_or_else(|| TaskRecord::new(&self.user, &self.id));
+        if let Some(context) = self.unloaded_usage.take() {
+            self.stored.state.context_tokens = context;
+            self.stored.state.usage_reported = true;
+        }
         self.loaded = true;
         Ok(())
     }
@@ -274,13 +282,15 @@ impl Task {
     /// every worker of the store) is settled to this real usage.
     ///
     /// A store that cannot take the settlement keeps the estimate; the
-    /// failure is logged (`gate::store`), the agent goes on.
+    /// failure is logged (`gate::store`), the agent goes on, and the context
+    /// size still counts for the next repair.
     pub async fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
+        let actual = input_tokens.saturating_add(output_tokens);
         if let Err(e) = self.load().await {
+            self.unloaded_usage = Some(actual);
             tracing::warn!(target: "gate::store", error = %e, task = %self.id, "usage not settled: the task could not be loaded");
             return;
         }
-        let actual = input_tokens.saturating_add(output_tokens);
         let gate = self.gate.clone();
         let inner = gate.inner();
         let limit = inner.budget.token_limit();
