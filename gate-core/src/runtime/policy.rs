@@ -3,12 +3,15 @@
 //! [`decide`] is a pure function of the tool's declared effects, the failure
 //! class, the task's history and the budgets' verdicts. No I/O, no clock, no
 //! randomness, and no input from the model: the model never decides whether
-//! it gets another try. The table below is the whole policy; the runtime only
-//! gathers the facts and carries the decision out.
+//! it gets another try. The table below is the whole policy for a task that
+//! is still running (a task that failed runs nothing, rule 7, before any of
+//! this); the runtime only gathers the facts and carries the decision out.
+//! [`ledger_state`] says, from the same facts, what the decision leaves a
+//! side-effecting call's intent in.
 //!
 //! | class | decision |
 //! |---|---|
-//! | structural | **Reject** with the fix; **Fail** if the same rejection was already given (rule 1), the task's rejection cap is reached (rule 2), or a budget is spent |
+//! | structural | **Reject** with the fix; **Fail** if the same rejection was already given in this repair episode, since the task's last successful call (rule 1), the task's rejection cap is reached (rule 2), or a budget is spent |
 //! | structural, repeating a failed call | **Refuse** the hopeful retry (a rejection, under rules 1 and 2) (rule 3) |
 //! | ambiguous, retry-safe tool | **Retry with a correction** (discovery tool, widen hint); an unreadable answer is retried as is; **Fail** after one correction per step or when a budget is spent |
 //! | ambiguous, other tools | **Fail** |
@@ -25,7 +28,8 @@ use crate::Effects;
 /// What the task has already seen; gathered by the runtime.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct History {
-    /// This exact rejection (same tool, same arguments) was already given.
+    /// This rejection message was already given in the current repair
+    /// episode (since the task's last successful call).
     pub same_rejection_before: bool,
     /// Rejections given in this task so far.
     pub rejections: u32,
@@ -338,6 +342,66 @@ mod tests {
         }
         assert_eq!(effect_combinations().len(), 12);
         assert_eq!(rows, 12 * 8 * 4 * 5);
+    }
+
+    /// What each decision leaves a side-effecting call's intent in, row by
+    /// row from what happened to the world.
+    #[test]
+    fn the_ledger_state_follows_what_may_have_happened() {
+        use Ambiguity::{Unreadable, WrongTarget};
+        use State::*;
+        let charge = Effects::new().destructive().external();
+        let refund = Effects::new().destructive().idempotent();
+        let rows = [
+            // A definitive answer is stored and replayed.
+            (C::Definitive, Return, charge, FailedPermanent),
+            // Nothing happened: a new attempt may take the intent.
+            (C::Transient, RetryInternally, charge, FailedRetryable),
+            (C::Transient, Fail(FailReason::AttemptBudget), charge, FailedRetryable),
+            // An ambiguous answer that is not retried is stored like a definitive one.
+            (
+                C::Ambiguous(WrongTarget),
+                Fail(FailReason::UnsafeToRetry),
+                charge,
+                FailedPermanent,
+            ),
+            (
+                C::Ambiguous(WrongTarget),
+                RetryWithCorrection(WrongTarget),
+                refund,
+                FailedRetryable,
+            ),
+            // An unreadable answer to a charge may hide a charge.
+            (
+                C::Ambiguous(Unreadable),
+                Fail(FailReason::UnsafeToRetry),
+                charge,
+                OutcomeUnknown,
+            ),
+            (
+                C::OutcomeUnknown,
+                Fail(FailReason::OutcomeUnknown),
+                charge,
+                OutcomeUnknown,
+            ),
+            (C::OutcomeUnknown, RetryInternally, refund, FailedRetryable),
+            (
+                C::OutcomeUnknown,
+                Fail(FailReason::AttemptBudget),
+                refund,
+                FailedRetryable,
+            ),
+            // A crash while dispatched: only an idempotent tool may run again.
+            (C::Internal, Fail(FailReason::Internal), charge, OutcomeUnknown),
+            (C::Internal, Fail(FailReason::Internal), refund, FailedRetryable),
+        ];
+        for (class, decision, effects, state) in rows {
+            assert_eq!(
+                ledger_state(class, decision, effects),
+                state,
+                "{class} {decision:?} {effects:?}"
+            );
+        }
     }
 
     #[test]
