@@ -74,13 +74,13 @@ fn print_event(event: &DemoEvent) {
             println!("  ▸ {}({})", exchange.call.name, exchange.call.arguments);
             for retry in &exchange.internal_retries {
                 println!(
-                    "    class: {:<16} decision: {} (the model is not involved)",
+                    "    class: {:<23} decision: {} (the model is not involved)",
                     retry.class.as_str(),
                     shout(Action::RetryInternally)
                 );
                 println!("{}", indent(&retry.text));
             }
-            println!("    class: {class:<16} decision: {}", shout(step.action()));
+            println!("    class: {class:<23} decision: {}", shout(step.action()));
             println!("{}", indent(step.model_text()));
             if let Step::Fail(report) = step {
                 println!(

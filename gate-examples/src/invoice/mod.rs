@@ -315,6 +315,7 @@ pub async fn run_demo(
             Resolution::NotExecuted
         };
         let value = charge.map(|c| json!({"charge_id": c.id, "invoice_id": "INV-42", "status": "succeeded"}));
+        let value_arg = value.as_ref().map(|v| format!(" --value '{v}'")).unwrap_or_default();
         let request = ResolveRequest {
             key: key.clone(),
             user: None,
@@ -322,10 +323,11 @@ pub async fn run_demo(
             note: Some(note.clone()),
             value,
         };
+        // Resolving also reopens the task that failed waiting for this intent.
         gate.store().resolve(&request).await.map_err(err)?;
         observe(&DemoEvent::Resolved {
             command: format!(
-                "gate reconcile resolve {key} --outcome {resolution} --note \"{note}\" --store {}",
+                "gate reconcile resolve {key} --outcome {resolution}{value_arg} --note \"{note}\" --store {}",
                 options.store
             ),
             key,
