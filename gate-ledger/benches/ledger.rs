@@ -6,6 +6,12 @@
 //! interleaved within each run (see `paired`), so the two figures of a pair
 //! were measured under the same conditions.
 //!
+//! A second group prices a decision: what a repair writes now (one
+//! transaction reserving its tokens in the user's window, storing the task's
+//! state and the decision record; one more settling the estimate with the
+//! provider's usage) next to what a decision wrote before task state lived in
+//! the store, and still writes for a plain success: one decision record.
+//!
 //! PostgreSQL is measured when `GATE_POSTGRES_URL` is set.
 
 use std::collections::HashMap;
@@ -14,7 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gate_ledger::{Claim, ClaimRequest, Ledger, LedgerConfig, RawPool, Store, Timestamp, open_store};
+use gate_budget::TokenLimit;
+use gate_ledger::{
+    Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, RawPool, Storage, Store, TaskRecord, Timestamp,
+    open_store,
+};
 use serde_json::json;
 
 const WORKERS: u64 = 16;
@@ -411,5 +421,147 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+fn decision(keys: &Keys, task: &str) -> DecisionRecord {
+    DecisionRecord {
+        id: keys.next(),
+        at: Timestamp::now(),
+        task_id: task.to_owned(),
+        user: "bench-user".into(),
+        call_id: "call_1".into(),
+        tool: "lookup_customer".into(),
+        class: None,
+        action: Action::Return,
+        fail_reason: None,
+        attempt: 1,
+        attempts_used: 0,
+        repair_tokens: 0,
+        latency_added_ms: 0,
+        message_hash: "0".repeat(64),
+        intent_key: None,
+    }
+}
+
+/// What a plain success writes: one decision record.
+async fn record_cycle(store: &dyn Storage, keys: &Keys) {
+    if let Err(e) = store.append_decision(&decision(keys, "bench-task")).await {
+        eprintln!("decision record failed: {e}");
+    }
+}
+
+/// What a repair writes: the decision with its reservation and the task's
+/// state, then the settlement of the estimate with the real usage.
+async fn repair_cycle(store: &dyn Storage, keys: &Keys, limit: &TokenLimit) {
+    let result: Result<(), gate_ledger::LedgerError> = async {
+        let mut task = TaskRecord::new("bench-user", keys.next());
+        task.writer = keys.next();
+        let mut tx = store.begin().await?;
+        let reservation = tx.reserve_tokens("bench-user", limit, 1_000).await?;
+        task.state.rejections = 1;
+        task.state.pending_tokens.extend(reservation.ok());
+        let revision = tx.save_task(&task).await?;
+        tx.append_decision(&decision(keys, &task.task_id)).await?;
+        tx.commit().await?;
+        let pending = std::mem::take(&mut task.state.pending_tokens);
+        task.revision = revision;
+        let mut tx = store.begin().await?;
+        tx.settle_tokens("bench-user", limit, &pending, 1_200).await?;
+        tx.save_task(&task).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = result {
+        eprintln!("repair writes failed: {e}");
+    }
+}
+
+/// Paired rounds of repairs and records: (store, repairs, records) wall times.
+static DECISION_ROUNDS: Mutex<Vec<(&'static str, u64, Duration, Duration)>> = Mutex::new(Vec::new());
+
+async fn paired_decisions(
+    store: Arc<dyn Storage>,
+    name: &'static str,
+    keys: Arc<Keys>,
+    iters: u64,
+    repair: bool,
+) -> Duration {
+    let limit = TokenLimit::new(1_000_000_000_000, Duration::from_secs(3600)).unwrap_or_default();
+    let (mut repairs, mut records) = (Duration::ZERO, Duration::ZERO);
+    let mut done = 0;
+    while done < iters {
+        let n = (iters - done).min(PHASE);
+        let t = Instant::now();
+        for _ in 0..n {
+            repair_cycle(&*store, &keys, &limit).await;
+        }
+        let r = t.elapsed();
+        let t = Instant::now();
+        for _ in 0..n {
+            record_cycle(&*store, &keys).await;
+        }
+        let d = t.elapsed();
+        DECISION_ROUNDS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((name, n, r, d));
+        repairs += r;
+        records += d;
+        done += n;
+    }
+    if repair { repairs } else { records }
+}
+
+fn print_decisions(store: &'static str) {
+    let g = DECISION_ROUNDS.lock().unwrap_or_else(|e| e.into_inner());
+    let rounds: Vec<_> = g.iter().filter(|r| r.0 == store).collect();
+    let per = |n: u64, d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+    let repair = median(rounds.iter().map(|r| per(r.1, r.2)).collect());
+    let record = median(rounds.iter().map(|r| per(r.1, r.3)).collect());
+    let ratio = median(
+        rounds
+            .iter()
+            .map(|r| r.2.as_secs_f64() / r.3.as_secs_f64().max(1e-12))
+            .collect(),
+    );
+    println!(
+        "paired {store} decisions: median repair {repair:.0} µs, decision record {record:.0} µs, \
+         repair/record {ratio:.2} ({} rounds)",
+        rounds.len()
+    );
+}
+
+fn decisions(c: &mut Criterion) {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("no runtime: {e}");
+            return;
+        }
+    };
+    for t in targets(&rt) {
+        let mut g = c.benchmark_group(format!("decision/{}", t.name));
+        let window = if t.name == "memory" { 2 } else { 4 };
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(window));
+        let store = t.store.ledger();
+        let keys = Arc::new(Keys::new());
+        for (repair, name) in [(true, "repair"), (false, "record")] {
+            g.bench_function(name, |b| {
+                b.to_async(&rt)
+                    .iter_custom(|iters| paired_decisions(store.clone(), t.name, keys.clone(), iters, repair))
+            });
+        }
+        g.finish();
+        print_decisions(t.name);
+        rt.block_on(store.close());
+        if let Some((url, schema)) = &t.cleanup {
+            let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
+        }
+        if let Some(dir) = &t.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+criterion_group!(benches, bench, decisions);
 criterion_main!(benches);
