@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use gate_budget::TokenLimit;
 use gate_ledger::{
     Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, RawPool, Storage, Store, TaskRecord, Timestamp,
@@ -376,7 +377,13 @@ async fn paired(env: Env, iters: u64, workers: u64, side: Side) -> Duration {
     }
 }
 
-fn bench(c: &mut Criterion) {
+/// Runs `body` once per store, in a benchmark group `{prefix}/{store}`, and
+/// closes and removes each store afterwards.
+fn per_store(
+    c: &mut Criterion,
+    prefix: &str,
+    mut body: impl FnMut(&mut BenchmarkGroup<'_, WallTime>, &Target, &tokio::runtime::Runtime),
+) {
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -385,13 +392,27 @@ fn bench(c: &mut Criterion) {
         }
     };
     for t in targets(&rt) {
-        let mut g = c.benchmark_group(format!("ledger/{}", t.name));
+        let mut g = c.benchmark_group(format!("{prefix}/{}", t.name));
         // fsync-bound stores vary a lot from one commit to the next; they get a
         // longer window so the medians mean something.
         let window = if t.name == "memory" { 2 } else { 4 };
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(window));
+        body(&mut g, &t, &rt);
+        g.finish();
+        rt.block_on(t.store.ledger().close());
+        if let Some((url, schema)) = &t.cleanup {
+            let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
+        }
+        if let Some(dir) = &t.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    per_store(c, "ledger", |g, t, rt| {
         let env = Env {
             store: t.name,
             ledger: t.store.ledger(),
@@ -403,22 +424,13 @@ fn bench(c: &mut Criterion) {
             g.throughput(Throughput::Elements(workers));
             for (side, name) in [(Side::Ledger, "ledger"), (Side::Bare, "bare")] {
                 g.bench_function(format!("{name}_{label}"), |b| {
-                    b.to_async(&rt)
+                    b.to_async(rt)
                         .iter_custom(|iters| paired(env.clone(), iters, workers, side))
                 });
             }
         }
-        g.finish();
         print_pairs(t.name);
-
-        rt.block_on(env.ledger.close());
-        if let Some((url, schema)) = &t.cleanup {
-            let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
-        }
-        if let Some(dir) = &t.dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
+    });
 }
 
 fn decision(keys: &Keys, task: &str) -> DecisionRecord {
@@ -530,37 +542,17 @@ fn print_decisions(store: &'static str) {
 }
 
 fn decisions(c: &mut Criterion) {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("no runtime: {e}");
-            return;
-        }
-    };
-    for t in targets(&rt) {
-        let mut g = c.benchmark_group(format!("decision/{}", t.name));
-        let window = if t.name == "memory" { 2 } else { 4 };
-        g.sample_size(10)
-            .warm_up_time(Duration::from_millis(300))
-            .measurement_time(Duration::from_secs(window));
+    per_store(c, "decision", |g, t, rt| {
         let store = t.store.ledger();
         let keys = Arc::new(Keys::new());
         for (repair, name) in [(true, "repair"), (false, "record")] {
             g.bench_function(name, |b| {
-                b.to_async(&rt)
+                b.to_async(rt)
                     .iter_custom(|iters| paired_decisions(store.clone(), t.name, keys.clone(), iters, repair))
             });
         }
-        g.finish();
         print_decisions(t.name);
-        rt.block_on(store.close());
-        if let Some((url, schema)) = &t.cleanup {
-            let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
-        }
-        if let Some(dir) = &t.dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
+    });
 }
 
 criterion_group!(benches, bench, decisions);
