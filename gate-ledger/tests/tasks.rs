@@ -66,6 +66,14 @@ fn decision(id: &str, task: &str) -> DecisionRecord {
     }
 }
 
+async fn decisions_of(h: &Harness, task: &str) -> Vec<DecisionRecord> {
+    let query = DecisionQuery {
+        task_id: Some(task.into()),
+        ..Default::default()
+    };
+    h.ledger.list_decisions(&query).await.expect("list")
+}
+
 /// Saves `record` in its own transaction; returns the new revision.
 async fn save(h: &Harness, record: &TaskRecord) -> Result<i64, gate_ledger::LedgerError> {
     let mut tx = h.ledger.begin().await.expect("begin");
@@ -124,14 +132,7 @@ async fn t02_a_transaction_commits_everything_or_nothing(h: &Harness) {
     }
     assert_eq!(h.ledger.load_task("u1", "t2").await.expect("load"), None);
     assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 0);
-    let logged = h
-        .ledger
-        .list_decisions(&DecisionQuery {
-            task_id: Some("t2".into()),
-            ..Default::default()
-        })
-        .await
-        .expect("list");
+    let logged = decisions_of(h, "t2").await;
     assert!(logged.is_empty());
 
     let mut tx = h.ledger.begin().await.expect("begin");
@@ -144,14 +145,7 @@ async fn t02_a_transaction_commits_everything_or_nothing(h: &Harness) {
     tx.commit().await.expect("commit");
     assert!(h.ledger.load_task("u1", "t2").await.expect("load").is_some());
     assert_eq!(h.ledger.repair_tokens_used("u1", &l).await.expect("used"), 400);
-    let logged = h
-        .ledger
-        .list_decisions(&DecisionQuery {
-            task_id: Some("t2".into()),
-            ..Default::default()
-        })
-        .await
-        .expect("list");
+    let logged = decisions_of(h, "t2").await;
     assert_eq!(logged.len(), 1, "one record per id");
 }
 
