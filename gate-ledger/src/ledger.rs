@@ -9,7 +9,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use gate_budget::{TokenLimit, TokenWindow};
 
 use crate::decision::{DecisionQuery, DecisionRecord, DecisionReport};
 use crate::error::LedgerError;
+use crate::future::BoxFuture;
 use crate::keys::validate_key;
 use crate::record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
@@ -26,10 +26,6 @@ use crate::record::{
 };
 use crate::task::{TaskRecord, TaskStore, TaskTransaction};
 use crate::time::{Clock, Timestamp};
-
-/// A boxed, `Send` future: what [`Ledger`] methods return, so the trait can be
-/// used as `Arc<dyn Ledger>`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Which store a ledger writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

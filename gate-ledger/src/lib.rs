@@ -79,6 +79,7 @@
 mod decision;
 mod error;
 mod failure;
+mod future;
 mod keys;
 mod ledger;
 mod memory;
@@ -94,11 +95,12 @@ use std::time::Duration;
 pub use decision::{ClassActionCount, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary};
 pub use error::LedgerError;
 pub use failure::FailureReport;
+pub use future::BoxFuture;
 pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_json, derived_intent_key, fingerprint,
     key_args_fingerprint, minted_intent_key, validate_key,
 };
-pub use ledger::{BoxFuture, Ledger, StoreKind, new_owner_token};
+pub use ledger::{Ledger, StoreKind, new_owner_token};
 pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,

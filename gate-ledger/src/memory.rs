@@ -14,7 +14,8 @@ use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
-use crate::ledger::{Backend, BoxFuture, Change, Expect, Update};
+use crate::future::BoxFuture;
+use crate::ledger::{Backend, Change, Expect, Update};
 use crate::record::{LedgerRecord, State};
 use crate::task::{TaskRecord, TaskTransaction, task_changed};
 use crate::time::{Clock, Timestamp};

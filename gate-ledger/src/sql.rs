@@ -23,7 +23,8 @@ use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
-use crate::ledger::{Backend, BoxFuture, Change, Expect, Update};
+use crate::future::BoxFuture;
+use crate::ledger::{Backend, Change, Expect, Update};
 use crate::record::{LedgerRecord, Outcome, Reconciliation, Resolution, State};
 use crate::task::{TaskRecord, TaskTransaction};
 use crate::time::{Clock, Timestamp};

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::decision::DecisionRecord;
 use crate::error::LedgerError;
 use crate::failure::FailureReport;
-use crate::ledger::BoxFuture;
+use crate::future::BoxFuture;
 use crate::time::Timestamp;
 
 /// What rules 1 to 4 of the policy look at, as stored.

@@ -135,8 +135,9 @@ pub struct GateBuilder {
     seed: Option<u64>,
 }
 
-impl GateBuilder {
-    pub(super) fn new(toolbox: Toolbox) -> Self {
+impl Gate {
+    /// Starts building a gate over `toolbox`.
+    pub fn builder(toolbox: Toolbox) -> GateBuilder {
         GateBuilder {
             toolbox,
             store: DEFAULT_STORE.to_owned(),
@@ -151,7 +152,9 @@ impl GateBuilder {
             seed: None,
         }
     }
+}
 
+impl GateBuilder {
     /// The store by URL: `sqlite:FILE` (default `sqlite:gate.db`),
     /// `postgres://…`, or `memory:`. Every gate on the same store shares its
     /// tasks and its users' token windows.

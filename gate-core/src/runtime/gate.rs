@@ -2,7 +2,9 @@
 //!
 //! The toolbox, its compiled validators, the store, the sanitizers, the
 //! budgets and the decision sinks are built once and shared by cheap clones;
-//! everything that belongs to one task lives in the store and in [`Task`].
+//! everything that belongs to one task lives in the store and in a
+//! [`Task`](super::Task). The builder (`Gate::builder`) and the tasks
+//! (`Gate::task`) are made in their own files, which lean on this one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,9 +16,7 @@ use gate_validate::Validator;
 use rand::rngs::StdRng;
 
 use super::budget::Budget;
-use super::builder::GateBuilder;
 use super::log::DecisionSink;
-use super::task::Task;
 use crate::Toolbox;
 
 /// The shared part of the runtime: toolbox, validators, store, sanitizer,
@@ -51,33 +51,12 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// Starts building a gate over `toolbox`.
-    pub fn builder(toolbox: Toolbox) -> GateBuilder {
-        GateBuilder::new(toolbox)
-    }
-
     pub(super) fn from_inner(inner: Inner) -> Self {
         Gate { inner: Arc::new(inner) }
     }
 
     pub(super) fn inner(&self) -> &Inner {
         &self.inner
-    }
-
-    /// A new task for `user`, with a fresh id: 128 bits from the operating
-    /// system, never from the [seed](GateBuilder::seed), since two workers
-    /// seeded alike must not hand out the same task.
-    pub fn task(&self, user: impl Into<String>) -> Task {
-        self.task_with_id(user, format!("task-{}", gate_ledger::new_owner_token()))
-    }
-
-    /// The task `id` of `user`: a new task, or the one stored under that id,
-    /// resumed exactly where it was on whichever worker ran it (its
-    /// rejections, repairs, budgets and terminal flag come back from the
-    /// store on its first call). Intent keys derive from the task id, so the
-    /// resumed task also finds its ledger records.
-    pub fn task_with_id(&self, user: impl Into<String>, id: impl Into<String>) -> Task {
-        Task::new(self.clone(), user.into(), id.into())
     }
 
     /// The toolbox.

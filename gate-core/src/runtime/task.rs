@@ -171,11 +171,24 @@ struct Concluded {
     retry_after: Option<Duration>,
 }
 
-impl Task {
-    pub(super) fn new(gate: Gate, user: String, id: String) -> Self {
+impl Gate {
+    /// A new task for `user`, with a fresh id: 128 bits from the operating
+    /// system, never from the [seed](super::GateBuilder::seed), since two
+    /// workers seeded alike must not hand out the same task.
+    pub fn task(&self, user: impl Into<String>) -> Task {
+        self.task_with_id(user, format!("task-{}", new_owner_token()))
+    }
+
+    /// The task `id` of `user`: a new task, or the one stored under that id,
+    /// resumed exactly where it was on whichever worker ran it (its
+    /// rejections, repairs, budgets and terminal flag come back from the
+    /// store on its first call). Intent keys derive from the task id, so the
+    /// resumed task also finds its ledger records.
+    pub fn task_with_id(&self, user: impl Into<String>, id: impl Into<String>) -> Task {
+        let (user, id) = (user.into(), id.into());
         Task {
             stored: TaskRecord::new(&user, &id),
-            gate,
+            gate: self.clone(),
             id,
             user,
             intent: None,
@@ -184,7 +197,9 @@ impl Task {
             last_retries: Vec::new(),
         }
     }
+}
 
+impl Task {
     /// The gate this task runs in.
     pub fn gate(&self) -> &Gate {
         &self.gate
