@@ -37,7 +37,7 @@ pub use gate_core::*;
 
 /// Turns a function into an LLM tool.
 ///
-/// ```ignore
+/// ```text
 /// #[tool(read_only, discovery = "list_customers", widen = "search by the email's domain")]
 /// async fn lookup_customer(/// The email. email: String) -> Result<Customer, ToolError>
 /// ```

@@ -2,7 +2,7 @@
 //! repair cost.
 //!
 //! Text, `--json` and `--html` are three views of one
-//! [`DecisionReport`](gate::ledger::DecisionReport), the ledger's single
+//! [`DecisionReport`], the ledger's single
 //! definition of the report's metrics, so they cannot disagree.
 
 use std::fmt::Display;

@@ -5,7 +5,7 @@
 //! history lives in the store so that any worker resumes it exactly. Every
 //! call goes through one pipeline: a failed task runs nothing; resolve the
 //! tool, validate the arguments, claim the intent in the ledger, run the tool
-//! with panics contained, classify a failure, [`decide`](policy::decide),
+//! with panics contained, classify a failure, [`decide`],
 //! consult the budgets, and commit the task's new state with the decision
 //! record, then render a sanitized text for the model.
 //!

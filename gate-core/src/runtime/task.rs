@@ -475,6 +475,17 @@ impl Task {
         let gate = self.gate.clone();
         let inner = gate.inner();
         let limit = inner.budget.token_limit();
+        match verdict {
+            // The store just failed for the whole patience: waiting as long
+            // again to record that is no help to anyone.
+            Verdict::StoreDown(error)
+            | Verdict::Stopped {
+                reason: FailReason::LedgerUnavailable,
+                error,
+                ..
+            } => return self.unrecorded(call, admitted, verdict, attempt_no, error).await,
+            _ => {}
+        }
         let mut store_error = String::new();
         for _ in 0..MAX_CONFLICT_ROUNDS {
             let choice = self.choose(call, admitted, verdict);
