@@ -551,3 +551,43 @@ async fn the_repair_token_window_is_per_user() {
         Step::Reject(_)
     ));
 }
+
+/// What can stop a gate from being built, told apart by predicates.
+#[tokio::test]
+async fn building_a_gate_says_what_went_wrong() {
+    let backend = Arc::new(Backend::default());
+    let tools = || Svc(backend.clone()).into_toolbox();
+    let url = Gate::builder(tools()).store("mysql://db/x").build().await.unwrap_err();
+    assert!(url.is_invalid_store_url() && !url.is_store_unavailable(), "{url}");
+    // A file in a directory that does not exist cannot be opened.
+    let down = Gate::builder(tools())
+        .store("sqlite:/nonexistent-gate-dir/sub/gate.db")
+        .build()
+        .await
+        .unwrap_err();
+    assert!(down.is_store_unavailable() && !down.is_invalid_store_url(), "{down}");
+    assert!(
+        std::error::Error::source(&down).is_some(),
+        "the store's own error is kept"
+    );
+    let mut bad = gate::Toolbox::new();
+    let schema = json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "("}}});
+    let spec = gate::ToolSpec::new(
+        "bad_pattern",
+        "A tool whose pattern is not a regex.",
+        schema,
+        gate::Effects::new().read_only(),
+    )
+    .unwrap();
+    bad.add(gate::DynamicTool::new(spec)).unwrap();
+    let schema_error = Gate::builder(bad).store("memory:").build().await.unwrap_err();
+    assert!(schema_error.is_invalid_schema(), "{schema_error}");
+    assert!(schema_error.to_string().contains("bad_pattern"), "{schema_error}");
+    let patience = Gate::builder(tools())
+        .store("memory:")
+        .store_patience(Duration::from_secs(3600))
+        .build()
+        .await
+        .unwrap_err();
+    assert!(patience.is_invalid_setting(), "{patience}");
+}

@@ -93,7 +93,9 @@ pub enum ModelChoice {
 pub struct DemoOptions {
     /// The ledger store URL.
     pub store: String,
-    /// Prefix of the task ids, so runs against one store do not meet.
+    /// Prefix of the task ids and suffix of the user, so runs against one
+    /// store do not meet: each run's user has a repair-token window of its
+    /// own, which a store keeps for an hour.
     pub run_id: String,
     /// The model.
     pub model: ModelChoice,
@@ -214,6 +216,7 @@ async fn queue(gate: &Gate, run_id: &str) -> Result<Vec<QueueItem>, DemoError> {
 async fn play(
     gate: &Gate,
     model: &ModelChoice,
+    user: &str,
     task_id: &str,
     intent: Option<&str>,
     name: &str,
@@ -225,7 +228,7 @@ async fn play(
         ModelChoice::Scripted => Arc::new(ScriptedModel::parse(script).map_err(err)?),
         ModelChoice::Model(m) => m.clone(),
     };
-    let mut task = gate.task_with_id("billing-team", task_id);
+    let mut task = gate.task_with_id(user, task_id);
     if let Some(label) = intent {
         task.intent(label);
     }
@@ -267,6 +270,7 @@ pub async fn run_demo(
         .build()
         .await
         .map_err(err)?;
+    let user = format!("billing-team-{}", options.run_id);
     let mut results = Vec::new();
     let mut queue_after_timeout = Vec::new();
     for (i, scenario) in SCENARIOS.iter().enumerate() {
@@ -283,6 +287,7 @@ pub async fn run_demo(
         let (run, result) = play(
             &gate,
             &options.model,
+            &user,
             &task_id,
             intent,
             scenario.name,
@@ -338,6 +343,7 @@ pub async fn run_demo(
         let (_, result) = play(
             &gate,
             &options.model,
+            &user,
             &task_id,
             intent,
             &name,
