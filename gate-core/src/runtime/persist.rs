@@ -122,6 +122,7 @@ where
     F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
 {
     let mut pause = Pause::new(patience);
+    let mut prebuilt = None;
     if tokens.is_none() {
         let writes = build(None);
         if writes.task().is_none() {
@@ -135,7 +136,11 @@ where
                 None => Committed::Done { writes, revision: None },
             };
         }
+        // Without tokens the writes do not depend on the store's answer: the
+        // first transaction sends them as already built.
+        prebuilt = Some(writes);
     }
+    let mut build = |answer| prebuilt.take().unwrap_or_else(|| build(answer));
     loop {
         let attempted = decision_tx(store, tokens.as_ref(), &mut build).await;
         if let Some(end) = conclude(store, attempted, &mut pause, "decision commit").await {

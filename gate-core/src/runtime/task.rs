@@ -990,11 +990,28 @@ fn redecide(situation: &Situation, refusal: &Refusal) -> Decision {
 
 /// Whether the task's stored state must be written. The context size alone
 /// is not worth a write: it is an estimate, refreshed by the next usage report.
+/// (Every field is named, so a new one cannot be forgotten here.)
 fn state_changed(old: &TaskState, new: &TaskState) -> bool {
-    let mut old = old.clone();
-    old.context_tokens = new.context_tokens;
-    old.usage_reported = new.usage_reported;
-    old != *new
+    let TaskState {
+        rejections,
+        episode_rejections,
+        failed_calls,
+        corrections_in_step,
+        budget,
+        context_tokens: _,
+        usage_reported: _,
+        pending_tokens,
+        logged_repair_tokens,
+        logged_latency_ms,
+    } = new;
+    old.rejections != *rejections
+        || old.episode_rejections != *episode_rejections
+        || old.failed_calls != *failed_calls
+        || old.corrections_in_step != *corrections_in_step
+        || old.budget != *budget
+        || old.pending_tokens != *pending_tokens
+        || old.logged_repair_tokens != *logged_repair_tokens
+        || old.logged_latency_ms != *logged_latency_ms
 }
 
 /// Counts `text` into the context a repair would replay, while the provider
