@@ -855,19 +855,8 @@ macro_rules! sql_backend {
                             .execute(&mut *self.tx)
                             .await?
                     } else {
-                        sqlx::query(&self.sql.update_task)
-                            .bind(&row.user)
-                            .bind(&row.task_id)
-                            .bind(row.revision)
-                            .bind(&row.writer)
-                            .bind(row.terminal)
-                            .bind(&row.state)
-                            .bind(&row.failure)
-                            .bind(row.failed_reason)
-                            .bind(&row.failed_intent_key)
-                            .bind(row.failed_at)
-                            .bind(row.reopened_at)
-                            .bind(row.updated_at)
+                        // The columns in TASK_COLS order, then the revision read.
+                        bind_task!(sqlx::query(&self.sql.update_task), row)
                             .bind(record.revision)
                             .execute(&mut *self.tx)
                             .await?
