@@ -31,11 +31,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     runtime()?.block_on(async {
         let ledger = gate::ledger::open(&args.store).await?;
         let records = ledger.list_decisions(&DecisionQuery::default()).await?;
+        let report = DecisionReport::from_records(&records);
         if let Some(path) = &args.html {
-            std::fs::write(path, crate::html_report::render(&records))
+            std::fs::write(path, crate::html_report::render(&records, &report))
                 .map_err(|e| UsageError(format!("cannot write `{path}`: {e}")))?;
         }
-        let report = DecisionReport::from_records(&records);
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

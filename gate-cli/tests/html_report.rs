@@ -13,7 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_ledger::{Action, Ambiguity, DecisionRecord, FailReason, FailureClass, Timestamp};
+use gate_ledger::{Action, Ambiguity, DecisionRecord, DecisionReport, FailReason, FailureClass, Timestamp};
+
+/// The page `gate report --html` writes for `records`.
+fn page_of(records: &[DecisionRecord]) -> String {
+    html_report::render(records, &DecisionReport::from_records(records))
+}
 
 /// 2025-11-30 09:00:00 UTC.
 const T0: i64 = 1_764_493_200_000;
@@ -140,7 +145,7 @@ fn synthetic() -> Vec<DecisionRecord> {
 
 #[test]
 fn page_is_one_self_contained_document() {
-    let page = html_report::render(&synthetic());
+    let page = page_of(&synthetic());
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.trim_end().ends_with("</html>"));
     assert_eq!(
@@ -162,7 +167,7 @@ fn page_is_one_self_contained_document() {
 
 #[test]
 fn hostile_record_text_is_escaped() {
-    let page = html_report::render(&synthetic());
+    let page = page_of(&synthetic());
     for raw in [HOSTILE_TOOL, HOSTILE_TASK, HOSTILE_USER, HOSTILE_CALL_ID, "<b>bold</b>"] {
         assert!(!page.contains(raw), "unescaped record text in the page: {raw}");
     }
@@ -180,7 +185,7 @@ fn hostile_record_text_is_escaped() {
 /// rejection of a tool that never ran, and an internal failure.
 #[test]
 fn cards_timeline_and_class_table_count_the_synthetic_log() {
-    let page = html_report::render(&synthetic());
+    let page = page_of(&synthetic());
     for (value, key) in [
         ("37", "decisions"),
         ("13", "rejections"),
@@ -224,7 +229,7 @@ fn cards_timeline_and_class_table_count_the_synthetic_log() {
 
 #[test]
 fn failures_are_counted_by_reason_and_each_row_names_its_reason() {
-    let page = html_report::render(&synthetic());
+    let page = page_of(&synthetic());
     assert!(page.contains("<h2>Failures (6)</h2>"));
     let table = excerpt_around(&page, "id=\"fails-by-reason\"");
     let rows = [
@@ -259,7 +264,7 @@ fn rejection_rate_counts_the_next_call_of_the_same_tool_in_the_same_task() {
         record(T0 + 10, "E", "u", "z", STRUCTURAL, Reject, 10),
         record(T0 + 11, "F", "u", "z", NONE, Return, 0),
     ];
-    let page = html_report::render(&records);
+    let page = page_of(&records);
     assert!(
         page.contains("id=\"rejection-rate\" data-rejections=\"6\" data-valid=\"2\">33.3%<"),
         "{}",
@@ -282,7 +287,7 @@ fn a_hallucinated_tool_name_is_fixed_by_the_tasks_next_call() {
         // A real tool that ran elsewhere keeps the same-tool rule: `get_invoice`
         // is never called again in B, so its rejection is not valid either.
     ];
-    let page = html_report::render(&records);
+    let page = page_of(&records);
     assert!(
         page.contains("id=\"rejection-rate\" data-rejections=\"3\" data-valid=\"1\">33.3%<"),
         "{}",
@@ -292,7 +297,7 @@ fn a_hallucinated_tool_name_is_fixed_by_the_tasks_next_call() {
 
 #[test]
 fn empty_log_renders_a_page_that_says_so() {
-    let page = html_report::render(&[]);
+    let page = page_of(&[]);
     assert!(page.contains("id=\"empty\""));
     assert!(page.contains("data-rendered"), "the script still runs");
     assert!(!page.contains("id=\"timeline\""));
@@ -316,7 +321,7 @@ fn output_stays_bounded_for_a_huge_noisy_log() {
     // Timestamps at the edges of the range must not overflow anything.
     records.push(record(i64::MIN, "edge", "u", "t", NONE, Action::Return, i64::MAX));
     records.push(record(i64::MAX, "edge", "u", "t", NONE, Action::Return, i64::MAX));
-    let page = html_report::render(&records);
+    let page = page_of(&records);
     assert!(page.len() < 3_000_000, "page is {} bytes", page.len());
     // Eight classes and "none": every one is a series of its own.
     let timeline = excerpt_around(&page, "id=\"timeline\"");
@@ -425,7 +430,7 @@ fn html_tag(dom: &str) -> &str {
 
 #[test]
 fn renders_in_headless_chromium_without_script_errors() {
-    let page = html_report::render(&synthetic());
+    let page = page_of(&synthetic());
     let (dom, log) = render_in_chromium("full", &page);
     let tag = html_tag(&dom);
     assert!(
@@ -447,7 +452,7 @@ fn renders_in_headless_chromium_without_script_errors() {
 
 #[test]
 fn empty_page_renders_in_headless_chromium() {
-    let (dom, log) = render_in_chromium("empty", &html_report::render(&[]));
+    let (dom, log) = render_in_chromium("empty", &page_of(&[]));
     let tag = html_tag(&dom);
     assert!(
         tag.contains("data-rendered=\"yes\"") && !tag.contains("data-errors"),
@@ -458,8 +463,7 @@ fn empty_page_renders_in_headless_chromium() {
 #[test]
 fn the_error_probe_catches_a_broken_script() {
     // Proves the probe above is not vacuous: a page with a failing script is caught.
-    let page =
-        html_report::render(&synthetic()).replacen("</body>", "<script>thisFunctionDoesNotExist();</script></body>", 1);
+    let page = page_of(&synthetic()).replacen("</body>", "<script>thisFunctionDoesNotExist();</script></body>", 1);
     let (dom, _) = render_in_chromium("broken", &page);
     let tag = html_tag(&dom);
     assert!(
