@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::MAX_SCHEMA_DEPTH;
 use crate::check::{self, NumFail, StrFail};
-use crate::render::{self, got, plural, pointer_segment, quoted};
+use crate::render::{self, LIST_BUDGET_CHARS, got, plural, pointer_segment, pointer_target, target_str};
 use crate::report::{Violation, ViolationKind};
 use crate::schema::{Bound, Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING};
 use crate::suggest;
@@ -101,30 +101,59 @@ fn value_type_bit(v: &Value) -> u8 {
     }
 }
 
-fn render_value(v: &Value) -> String {
+/// The text an allowed value is compared with for "closest first": a
+/// string itself, anything else its JSON.
+fn value_key(v: &Value, rendered: &str) -> String {
     match v {
-        Value::String(s) => quoted(s),
-        other => {
-            let s = other.to_string();
-            if s.chars().count() > render::MAX_ECHO_CHARS {
-                format!("{}…", render::truncate_chars(&s, render::MAX_ECHO_CHARS))
-            } else {
-                s
-            }
-        }
+        Value::String(s) => s.clone(),
+        _ => rendered.to_string(),
     }
 }
 
-/// `one of "a", "b", "c"`, listing at most 12 values.
-fn one_of_values(values: &[Value]) -> String {
-    let mut parts: Vec<String> = values.iter().take(12).map(render_value).collect();
-    if values.len() > 12 {
-        parts.push(format!("… ({} values in all)", values.len()));
+/// The same for what was sent; nothing for arrays and objects.
+fn sent_key(t: &Tree) -> Option<String> {
+    match t {
+        Tree::Str(s) => Some(s.clone()),
+        Tree::Null => Some("null".into()),
+        Tree::Bool(b) => Some(b.to_string()),
+        Tree::Num(n) => Some(n.render()),
+        Tree::Arr(_) | Tree::Obj(_) => None,
     }
+}
+
+/// `one of "a", "b", "c"`: the allowed values, each whole (they are targets;
+/// see [`crate::render`]). All of them in schema order while they fit in
+/// [`LIST_BUDGET_CHARS`]; past it, the closest to what was `sent` first, as
+/// many as fit, and how many more there are.
+fn one_of_values(values: &[Value], sent: Option<&Tree>) -> String {
     if values.len() == 1 {
-        parts.remove(0)
+        return render::target_value(&values[0]);
+    }
+    let rendered: Vec<String> = values.iter().map(render::target_value).collect();
+    let owned_keys: Vec<String> = values.iter().zip(&rendered).map(|(v, r)| value_key(v, r)).collect();
+    let keys: Vec<&str> = owned_keys.iter().map(String::as_str).collect();
+    let sent = sent.and_then(sent_key);
+    let l = suggest::listing(&rendered, &keys, sent.as_deref(), LIST_BUDGET_CHARS, false);
+    let shown = l
+        .shown
+        .iter()
+        .map(|&i| rendered[i].as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if l.more == 0 {
+        format!("one of {shown}")
+    } else if l.closest_first {
+        format!(
+            "one of {} values, closest first: {shown}, … and {} more not listed",
+            values.len(),
+            l.more
+        )
     } else {
-        format!("one of {}", parts.join(", "))
+        format!(
+            "one of {} values: {shown}, … and {} more not listed",
+            values.len(),
+            l.more
+        )
     }
 }
 
@@ -168,7 +197,7 @@ impl<'a> Diag<'a> {
             return "a value of the documented shape".into();
         }
         if let Some(values) = &n.enum_values {
-            return one_of_values(values);
+            return one_of_values(values, None);
         }
         if n.types == T_ALL && !n.has_own {
             let mut alts: Vec<String> = Vec::new();
@@ -218,6 +247,33 @@ impl<'a> Diag<'a> {
             return "no value at all".into();
         }
         names.join(" or ")
+    }
+
+    /// The types a node accepts, in words, without constraints or values
+    /// (`string`, `object or null`): for the compact skeleton of the root.
+    pub(crate) fn describe_types(&self, id: NodeId) -> String {
+        let t = self.type_set(id, 0);
+        if t == T_ALL {
+            return "any value".into();
+        }
+        let names: Vec<&str> = [
+            (T_OBJECT, "object"),
+            (T_ARRAY, "array"),
+            (T_STRING, "string"),
+            (T_NUMBER, "number"),
+            (T_INTEGER, "integer"),
+            (T_BOOL, "boolean"),
+            (T_NULL, "null"),
+        ]
+        .into_iter()
+        .filter(|&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
+        .map(|(_, name)| name)
+        .collect();
+        if names.is_empty() {
+            "no value at all".into()
+        } else {
+            names.join(" or ")
+        }
     }
 
     fn string_constraints(&self, n: &Node) -> String {
@@ -354,26 +410,26 @@ impl<'a> Diag<'a> {
                     if let Some(b) = values.iter().position(|c| v.eq_value(c)) {
                         out.violations.append(&mut results[b].violations);
                     } else {
-                        let len = self.push_path(&pointer_segment(&tag), pos);
+                        let len = self.push_path(&pointer_target(&tag), pos);
                         let hint = match v {
                             Tree::Str(s) => suggest::did_you_mean(s, values.iter().filter_map(|c| c.as_str()))
-                                .map(|m| format!("did you mean {}?", quoted(m))),
+                                .map(|m| format!("did you mean {}?", target_str(m))),
                             _ => None,
                         };
                         let owned: Vec<Value> = values.iter().map(|v| (*v).clone()).collect();
                         let viol = self
-                            .violation(ViolationKind::Enum, one_of_values(&owned), got(v))
+                            .violation(ViolationKind::Enum, one_of_values(&owned, Some(v)), got(v))
                             .with_hint(hint);
                         out.violations.push(viol);
                         self.pop_path(len);
                     }
                 }
                 None => {
-                    let len = self.push_path(&pointer_segment(&tag), usize::MAX);
+                    let len = self.push_path(&pointer_target(&tag), usize::MAX);
                     let owned: Vec<Value> = values.iter().map(|v| (*v).clone()).collect();
                     out.violations.push(self.violation(
                         ViolationKind::Required,
-                        one_of_values(&owned),
+                        one_of_values(&owned, None),
                         "nothing".into(),
                     ));
                     self.pop_path(len);
@@ -505,11 +561,11 @@ impl<'a> Diag<'a> {
         {
             let hint = match t {
                 Tree::Str(s) => suggest::did_you_mean(s, values.iter().filter_map(Value::as_str))
-                    .map(|m| format!("did you mean {}?", quoted(m))),
+                    .map(|m| format!("did you mean {}?", target_str(m))),
                 _ => None,
             };
             out.violations.push(
-                self.violation(ViolationKind::Enum, one_of_values(values), got(t))
+                self.violation(ViolationKind::Enum, one_of_values(values, Some(t)), got(t))
                     .with_hint(hint),
             );
         }
@@ -630,8 +686,16 @@ impl<'a> Diag<'a> {
         let mut listed_allowed = false;
         let mut extra_seen = vec![false; r.required_extra.len()];
         for (mi, (key, value)) in fields.iter().enumerate() {
-            let len = self.push_path(&pointer_segment(key), mi);
-            if let Some(i) = r.find(key.as_bytes()) {
+            let declared = r.find(key.as_bytes());
+            // A declared name is a target and shown whole; an undeclared key
+            // is only what the model sent.
+            let seg = if declared.is_some() {
+                pointer_target(key)
+            } else {
+                pointer_segment(key)
+            };
+            let len = self.push_path(&seg, mi);
+            if let Some(i) = declared {
                 if seen[i] {
                     out.violations.push(self.violation(
                         ViolationKind::DuplicateField,
@@ -679,7 +743,7 @@ impl<'a> Diag<'a> {
         }
         for (i, (name, child)) in r.properties.iter().enumerate() {
             if r.required[i] && !seen[i] {
-                let len = self.push_path(&pointer_segment(name), usize::MAX);
+                let len = self.push_path(&pointer_target(name), usize::MAX);
                 let sent_as = fields
                     .iter()
                     .map(|(k, _)| k.as_str())
@@ -695,7 +759,7 @@ impl<'a> Diag<'a> {
         }
         for (j, name) in r.required_extra.iter().enumerate() {
             if !extra_seen[j] {
-                let len = self.push_path(&pointer_segment(name), usize::MAX);
+                let len = self.push_path(&pointer_target(name), usize::MAX);
                 out.violations
                     .push(self.violation(ViolationKind::Required, "a value".into(), "nothing".into()));
                 self.pop_path(len);
@@ -707,20 +771,27 @@ impl<'a> Diag<'a> {
     /// so one line lists them and later ones point back.
     fn unknown_field(&self, r: &crate::schema::ObjRules, key: &str, value: &Tree, already_listed: bool) -> Violation {
         let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
-        let listed: Vec<String> = names
+        let rendered: Vec<String> = names.iter().map(|k| render::code(k)).collect();
+        let l = suggest::listing(&rendered, &names, Some(key), LIST_BUDGET_CHARS, false);
+        let shown = l
+            .shown
             .iter()
-            .take(12)
-            .map(|k| format!("`{}`", render::short_name(k)))
-            .collect();
+            .map(|&i| rendered[i].as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let allowed = if names.is_empty() {
             "no fields are allowed here".to_string()
-        } else if names.len() > 12 {
-            format!("allowed fields: {}, … ({} in all)", listed.join(", "), names.len())
+        } else if l.more == 0 {
+            format!("allowed fields: {shown}")
         } else {
-            format!("allowed fields: {}", listed.join(", "))
+            format!(
+                "allowed fields ({} in all), closest first: {shown}, … and {} more not listed",
+                names.len(),
+                l.more
+            )
         };
         let hint = match suggest::did_you_mean(key, names.iter().copied()) {
-            Some(m) => format!("did you mean `{}`?", render::short_name(m)),
+            Some(m) => format!("did you mean {}?", render::code(m)),
             None if already_listed && !names.is_empty() => {
                 "remove it (the allowed fields are listed above)".to_string()
             }

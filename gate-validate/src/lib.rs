@@ -88,6 +88,13 @@
 //! - **Paths** are JSON Pointers, `""` for the root (shown as `(root)`).
 //! - **Order**: a value's own problems, then its fields and items in the
 //!   order sent, then that object's missing required fields in schema order.
+//! - **Targets are never truncated.** Allowed values (enum members,
+//!   `const`s), declared field names and tool names appear whole in every
+//!   message, because the model cannot hit a target it cannot read; only
+//!   what the model sent is shortened (to [`MAX_ECHO_CHARS`]). A list of
+//!   targets is shown whole while it fits in [`LIST_BUDGET_CHARS`]; past it,
+//!   the closest to what was sent come first, each whole, followed by how
+//!   many were left out (`… and 1940 more not listed`). See [`unknown_tool`] for tools.
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
@@ -103,10 +110,10 @@ mod schema;
 mod suggest;
 mod tree;
 
-pub use render::MAX_ECHO_CHARS;
+pub use render::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS};
 pub use report::{Fingerprint, MAX_LISTED, Rejection, Violation, ViolationKind};
 pub use schema::SchemaError;
-pub use suggest::{CLOSEST, LIST_ALL_UP_TO, UnknownTool, unknown_tool};
+pub use suggest::{UnknownTool, unknown_tool};
 
 /// Deepest nesting of arrays/objects accepted, as in serde_json (which
 /// refuses the 128th level).
@@ -298,9 +305,13 @@ fn shape(c: &schema::Compiled) -> Option<String> {
         let opt = if obj.required[i] { "" } else { " (optional)" };
         let mut desc = d.describe(*child, 2);
         if desc.chars().count() > 40 {
-            desc = format!("{}…", render::truncate_chars(&desc, 40));
+            // Too long for a skeleton, and cutting it could cut an allowed
+            // value in the middle: the types alone (the next rejection, on
+            // parsed arguments, lists the values whole).
+            desc = d.describe_types(*child);
         }
-        parts.push(format!("\"{}\": <{desc}{opt}>", render::short_name(name)));
+        // Field names are targets: whole, as JSON strings.
+        parts.push(format!("{}: <{desc}{opt}>", render::target_str(name)));
     }
     Some(format!("{{{}}}", parts.join(", ")))
 }

@@ -60,14 +60,22 @@ pub enum ViolationKind {
 /// One thing wrong with the arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Violation {
-    /// JSON Pointer (RFC 6901) of the value; `""` is the root. Segments longer
-    /// than 40 characters are cut with `…` and control characters escaped, so
-    /// the pointer is for reading, not for resolving.
+    /// JSON Pointer (RFC 6901) of the value; `""` is the root. Control
+    /// characters are escaped, and a segment for a key the schema does not
+    /// declare (what the model sent) is cut at 40 characters with `…`, so the
+    /// pointer is for reading, not for resolving. Segments naming a declared
+    /// property (a missing required field, say) are never cut: the model has
+    /// to send that exact name.
     pub path: String,
     /// What the schema wants, in words: `string`, `one of "a", "b"`,
     /// `integer ≥ 0`, `string matching ^[a-z]+$`, `required field (boolean)`.
+    /// Allowed values in it are whole; a list longer than
+    /// [`LIST_BUDGET_CHARS`](crate::LIST_BUDGET_CHARS) shows the closest to
+    /// what was sent first and counts the rest
+    /// (`one of 2000 values, closest first: "a", "b", … and 1940 more not listed`).
     pub expected: String,
-    /// What was sent: its JSON type and a short rendering of the value.
+    /// What was sent: its JSON type and a short rendering of the value (cut
+    /// at [`MAX_ECHO_CHARS`](crate::MAX_ECHO_CHARS) characters with `…`).
     pub got: String,
     /// The category.
     pub kind: ViolationKind,
@@ -146,14 +154,16 @@ impl Rejection {
     /// - /include_history: required field is missing (expected boolean)
     /// Call `lookup_customer` again with these fields corrected, sending the complete arguments object.
     /// ```
+    ///
+    /// The tool name is shown whole (it is the name to call again).
     pub fn message(&self, tool_name: &str) -> String {
-        let tool = crate::render::short_name(tool_name);
+        let tool = crate::render::code(tool_name);
         let n = self.violations.len();
         let problems = crate::render::plural(n as u64, "problem", "problems");
         let mut out = if self.is_syntax() {
-            format!("`{tool}` was called with arguments that are not valid JSON:\n")
+            format!("{tool} was called with arguments that are not valid JSON:\n")
         } else {
-            format!("`{tool}` was called with invalid arguments ({problems}):\n")
+            format!("{tool} was called with invalid arguments ({problems}):\n")
         };
         for v in self.violations.iter().take(MAX_LISTED) {
             out.push_str("- ");
@@ -168,15 +178,15 @@ impl Rejection {
         if self.is_syntax() {
             match &self.shape {
                 Some(shape) => out.push_str(&format!(
-                    "Call `{tool}` again with the arguments as one JSON object, shaped like {shape}."
+                    "Call {tool} again with the arguments as one JSON object, shaped like {shape}."
                 )),
                 None => out.push_str(&format!(
-                    "Call `{tool}` again with the arguments as one valid JSON value."
+                    "Call {tool} again with the arguments as one valid JSON value."
                 )),
             }
         } else {
             out.push_str(&format!(
-                "Call `{tool}` again with these fields corrected, sending the complete arguments object."
+                "Call {tool} again with these fields corrected, sending the complete arguments object."
             ));
         }
         out

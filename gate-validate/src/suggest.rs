@@ -4,15 +4,14 @@
 //! Suggestions only ever *name* candidates; nothing here picks one for the
 //! model or lets a near miss through. A wrong guess would execute a tool the
 //! model did not ask for, which is worse than one more round trip.
+//!
+//! Candidates are targets, so they are always shown whole (see
+//! [`crate::render`]); the same similarity that picks "did you mean" orders
+//! a list that is too long for [`LIST_BUDGET_CHARS`].
 
 use serde::Serialize;
 
-use crate::render::{short_name, truncate_chars};
-
-/// How many tool names are listed in full before only the closest are shown.
-pub const LIST_ALL_UP_TO: usize = 8;
-/// How many closest names are shown when there are too many to list.
-pub const CLOSEST: usize = 3;
+use crate::render::{self, LIST_BUDGET_CHARS, code, short_name, truncate_chars};
 
 /// Lowercases and drops `_`, `-` and spaces, so `customerId`,
 /// `customer-id` and `Customer_ID` all meet `customer_id`.
@@ -59,20 +58,82 @@ pub(crate) fn did_you_mean<'c>(sent: &str, candidates: impl IntoIterator<Item = 
     best.filter(|(c, s)| *s >= 0.75 && *c != sent).map(|(c, _)| c)
 }
 
-/// Candidates sorted by similarity (best first, ties by name), for listing.
-pub(crate) fn closest<'c>(sent: &str, candidates: &[&'c str], n: usize) -> Vec<&'c str> {
-    let mut scored: Vec<(&str, f64)> = candidates.iter().map(|c| (*c, similarity(sent, c))).collect();
-    scored.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(y.0)));
-    scored.into_iter().take(n).map(|(c, _)| c).collect()
+/// Indices of `candidates`, most similar to `sent` first; ties keep the
+/// given order.
+fn ranked(sent: &str, candidates: &[&str]) -> Vec<usize> {
+    let mut scored: Vec<(usize, f64)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, similarity(sent, c)))
+        .collect();
+    // Stable: equal scores stay in the given order.
+    scored.sort_by(|x, y| y.1.total_cmp(&x.1));
+    scored.into_iter().map(|(i, _)| i).collect()
+}
+
+/// Which targets of a list to show within a budget, each whole.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    /// Indices of the items shown, in display order.
+    pub shown: Vec<usize>,
+    /// How many items were left out.
+    pub more: usize,
+    /// Whether `shown` is ordered closest to what was sent first.
+    pub closest_first: bool,
+}
+
+/// Chooses which of the rendered targets to show within `budget` characters
+/// (joined with `", "`). `rendered[i]` displays `keys[i]`, the text compared
+/// with `sent`.
+///
+/// When everything fits and `always_rank` is off, everything is shown in the
+/// given order. Otherwise the items are ordered closest to `sent` first
+/// (given order when nothing comparable was sent) and the longest prefix
+/// that fits is shown, at least one item. No item is ever cut.
+pub(crate) fn listing(
+    rendered: &[String],
+    keys: &[&str],
+    sent: Option<&str>,
+    budget: usize,
+    always_rank: bool,
+) -> Listing {
+    debug_assert_eq!(rendered.len(), keys.len());
+    let fits = render::joined_len(rendered) <= budget;
+    if fits && !always_rank {
+        return Listing {
+            shown: (0..rendered.len()).collect(),
+            more: 0,
+            closest_first: false,
+        };
+    }
+    let (mut order, closest_first) = match sent {
+        Some(s) => (ranked(s, keys), true),
+        None => ((0..rendered.len()).collect(), false),
+    };
+    let total = order.len();
+    let n = if fits {
+        total
+    } else {
+        let in_order: Vec<&str> = order.iter().map(|&i| rendered[i].as_str()).collect();
+        render::fitting_prefix(&in_order, budget)
+    };
+    order.truncate(n);
+    Listing {
+        shown: order,
+        more: total - n,
+        closest_first,
+    }
 }
 
 /// A call to a tool name the toolbox does not have. It is never executed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UnknownTool {
-    /// The name as sent, shortened for display (at most 64 characters).
+    /// The name as sent, shortened for display (at most
+    /// [`MAX_ECHO_CHARS`](crate::MAX_ECHO_CHARS) characters and `…`).
     pub name: String,
-    /// The names offered to the model: all of them when there are at most
-    /// [`LIST_ALL_UP_TO`], otherwise the [`CLOSEST`] closest.
+    /// The valid names offered to the model, each whole, closest to the
+    /// sent name first (ties by name): all of them when the message fits in
+    /// [`LIST_BUDGET_CHARS`], otherwise as many as fit.
     pub suggestions: Vec<String>,
     /// How many valid names are not in `suggestions`.
     pub more: usize,
@@ -80,50 +141,55 @@ pub struct UnknownTool {
 
 /// Builds the rejection for a call to tool `name`, which is not in `valid`.
 ///
-/// Lists every valid name when there are at most [`LIST_ALL_UP_TO`] (in the
-/// order given, so the caller controls determinism), otherwise the
-/// [`CLOSEST`] most similar and how many more exist. Even an exact match
-/// modulo case or punctuation is only listed, never chosen.
+/// Lists every valid name, whole (a tool name is a target, and the model
+/// cannot call a name it cannot read), closest to `name` first and ties by
+/// name, so the text does not depend on the order of `valid`. When the
+/// message would pass [`LIST_BUDGET_CHARS`] it lists as many of the closest
+/// as fit (at least one) and says how many were left out. Even an exact
+/// match modulo case or punctuation is only listed, never chosen.
 pub fn unknown_tool(name: &str, valid: &[&str]) -> UnknownTool {
-    let (suggestions, more) = if valid.len() <= LIST_ALL_UP_TO {
-        (valid.iter().map(|s| s.to_string()).collect(), 0)
-    } else {
-        let best = closest(name, valid, CLOSEST);
-        (best.iter().map(|s| s.to_string()).collect(), valid.len() - CLOSEST)
-    };
+    let shown = short_name(name);
+    let mut sorted: Vec<&str> = valid.to_vec();
+    sorted.sort_unstable();
+    // The fixed text around the names, counted with the widest "more" count.
+    let overhead = message_text(&shown, "", valid.len()).chars().count();
+    let rendered: Vec<String> = sorted.iter().map(|s| code(s)).collect();
+    let budget = LIST_BUDGET_CHARS.saturating_sub(overhead);
+    let listed = listing(&rendered, &sorted, Some(name), budget, true);
+    let suggestions = listed.shown.iter().map(|&i| sorted[i].to_string()).collect();
     UnknownTool {
-        name: short_name(name),
+        name: shown,
         suggestions,
-        more,
+        more: listed.more,
+    }
+}
+
+/// The unknown-tool text: `names` already rendered and joined.
+fn message_text(name: &str, names: &str, more: usize) -> String {
+    if more == 0 {
+        format!("There is no tool named `{name}`. Available tools: {names}. Call one of them by its exact name.")
+    } else {
+        format!(
+            "There is no tool named `{name}`. Available tools, closest first: {names}, … and {more} more not listed. Call one of them by its exact name."
+        )
     }
 }
 
 impl UnknownTool {
     /// The text for the model, e.g.
     /// ``There is no tool named `lookup_custmer`. Available tools: `lookup_customer`, `charge_card`. Call one of them by its exact name.``
+    ///
+    /// With more tools than fit in [`LIST_BUDGET_CHARS`]:
+    /// ``There is no tool named `x`. Available tools, closest first: `a`, `b`, … and 412 more not listed. Call one of them by its exact name.``
     pub fn message(&self) -> String {
-        let names = self
-            .suggestions
-            .iter()
-            .map(|s| format!("`{s}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
         if self.suggestions.is_empty() {
-            format!(
+            return format!(
                 "There is no tool named `{}`, and no tools are available. Answer without calling a tool.",
                 self.name
-            )
-        } else if self.more == 0 {
-            format!(
-                "There is no tool named `{}`. Available tools: {names}. Call one of them by its exact name.",
-                self.name
-            )
-        } else {
-            format!(
-                "There is no tool named `{}`. Closest available tools: {names} (and {} more). Call a tool by its exact name.",
-                self.name, self.more
-            )
+            );
         }
+        let names = self.suggestions.iter().map(|s| code(s)).collect::<Vec<_>>().join(", ");
+        message_text(&self.name, &names, self.more)
     }
 
     /// A stable hash of [`UnknownTool::message`], to detect the same rejection twice.

@@ -282,18 +282,26 @@ fn unknown_tool_lists_all_names_when_few() {
 }
 
 #[test]
-fn unknown_tool_lists_three_closest_when_many() {
+fn unknown_tool_lists_every_name_when_they_fit() {
     let names: Vec<String> = (0..20).map(|i| format!("tool_{i}")).collect();
     let mut valid: Vec<&str> = names.iter().map(String::as_str).collect();
     valid.push("lookup_customer");
     valid.push("lookup_order");
     let u = unknown_tool("Lookup_Customer", &valid);
     assert_eq!(u.suggestions[0], "lookup_customer");
-    assert_eq!(u.suggestions.len(), 3);
-    assert_eq!(u.more, 19);
-    assert!(u.message().contains("(and 19 more)"));
+    assert_eq!(u.suggestions.len(), 22);
+    assert_eq!(u.more, 0);
+    for name in &valid {
+        assert!(u.message().contains(&format!("`{name}`")), "{name}");
+    }
     // Even a case-only difference is listed, never chosen.
-    assert!(u.message().starts_with("There is no tool named `Lookup_Customer`."));
+    assert!(
+        u.message()
+            .starts_with("There is no tool named `Lookup_Customer`. Available tools: `lookup_customer`, ")
+    );
+    assert_eq!(u.fingerprint(), unknown_tool("Lookup_Customer", &valid).fingerprint());
+    // The text does not depend on the order the names are given in.
+    valid.reverse();
     assert_eq!(u.fingerprint(), unknown_tool("Lookup_Customer", &valid).fingerprint());
 }
 
