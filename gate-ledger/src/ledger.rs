@@ -79,8 +79,14 @@ pub trait Ledger: Send + Sync + fmt::Debug {
 
     /// Claims `req.key` for `req.user` (see [`Claim`] for the answers).
     ///
-    /// Errors: invalid key or input; key reused with another fingerprint or tool;
-    /// in progress under a live lease; store unavailable.
+    /// A claim with another fingerprint on a record whose last attempt had no
+    /// effect that may not be repeated (FailedRetryable, Reconciled as not
+    /// executed) is a corrected retry: a new attempt of the same intent with
+    /// the new arguments.
+    ///
+    /// Errors: invalid key or input; key reused with another fingerprint (in
+    /// any other state) or another tool; in progress under a live lease;
+    /// store unavailable.
     fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Result<Claim, LedgerError>>;
 
     /// Claimed → Dispatched: writes and commits `dispatched_at` and extends the
@@ -384,6 +390,20 @@ impl<B: Backend> Core<B> {
                 // leases can never match the new record.
                 let mut new = fresh_claim(req, cur.attempt.saturating_add(1), now);
                 new.reconciliation = None;
+                if self.backend.replace(&Expect::of(&cur), &new).await? {
+                    return Ok(Claim::Acquired(lease_of(&new, req.lease)));
+                }
+                continue;
+            }
+            if cur.fingerprint != req.fingerprint && cur.tool == req.tool && cur.state.is_free_for_a_new_attempt() {
+                // Rule 8: a corrected retry is a new attempt of the same
+                // intent. The earlier attempt had no effect that may not be
+                // repeated (FailedRetryable, or a person found it never ran),
+                // so the intent runs again with the corrected arguments.
+                let new = LedgerRecord {
+                    fingerprint: req.fingerprint.clone(),
+                    ..takeover(&cur, req, now)
+                };
                 if self.backend.replace(&Expect::of(&cur), &new).await? {
                     return Ok(Claim::Acquired(lease_of(&new, req.lease)));
                 }

@@ -102,6 +102,14 @@ impl State {
         }
     }
 
+    /// Whether a new attempt of the intent may take the record over, with
+    /// new arguments too (a corrected retry, rule 8): the last attempt
+    /// failed with no effect that may not be repeated, or a person found it
+    /// never ran.
+    pub fn is_free_for_a_new_attempt(self) -> bool {
+        matches!(self, State::FailedRetryable | State::Reconciled(Resolution::NotExecuted))
+    }
+
     /// A claim on a record in this state replays the stored outcome.
     pub fn is_finished(self) -> bool {
         matches!(

@@ -345,6 +345,43 @@ async fn l14_retryable_failure_reruns(h: &Harness) {
     assert_eq!(claim_ok(&*h.ledger, &r).await.attempt, 3);
 }
 
+// Rule 8: a corrected retry is a new attempt of the same intent. After a
+// failure with no effect (FailedRetryable, or reconciled as never executed)
+// the same key with corrected arguments runs, and the record keeps the new
+// fingerprint; the same correction of a finished, unknown or in-flight
+// intent is still KeyReused, and so is another tool.
+async fn l14b_corrected_retry_is_a_new_attempt(h: &Harness) {
+    let r = charge("pay INV-14b");
+    let lease = claim_ok(&*h.ledger, &r).await;
+    let lease = h.ledger.dispatch(&lease).await.expect("dispatch");
+    h.ledger
+        .finish(
+            &lease,
+            Finish::FailedRetryable {
+                error: "403 without body".into(),
+            },
+        )
+        .await
+        .expect("fail retryable");
+    let mut corrected = r.clone();
+    corrected.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_2", "amount_cents": 4200}));
+    let mut other_tool = corrected.clone();
+    other_tool.tool = "refund_card".into();
+    assert!(err(h.ledger.claim(&other_tool).await).is_key_reused());
+    let lease2 = claim_ok(&*h.ledger, &corrected).await;
+    assert_eq!(lease2.attempt, 2);
+    assert_eq!(record(h, &r).await.fingerprint, corrected.fingerprint);
+    // In flight now: a third set of arguments is refused.
+    let mut third = r.clone();
+    third.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_3", "amount_cents": 4200}));
+    assert!(err(h.ledger.claim(&third).await).is_key_reused());
+    let lease2 = h.ledger.dispatch(&lease2).await.expect("dispatch");
+    h.ledger.complete(&lease2, json!("charged")).await.expect("complete");
+    // Finished: the corrected call replays; the original arguments are refused.
+    assert!(matches!(h.ledger.claim(&corrected).await, Ok(Claim::Replay { .. })));
+    assert!(err(h.ledger.claim(&r).await).is_key_reused());
+}
+
 // L15: crash between claim and dispatch → the call may run again, even for a
 // non-idempotent tool (by takeover, or after the sweep released it).
 async fn l15_crash_before_dispatch_reruns(h: &Harness) {
@@ -1093,6 +1130,7 @@ suite!(
         l12_non_idempotent_expired_dispatch_is_unknown,
         l13_timeout_is_final,
         l14_retryable_failure_reruns,
+        l14b_corrected_retry_is_a_new_attempt,
         l15_crash_before_dispatch_reruns,
         l16_crash_after_dispatch,
         l17_crash_after_result,
