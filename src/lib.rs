@@ -42,11 +42,21 @@ pub use gate_core::*;
 /// async fn lookup_customer(/// The email. email: String) -> Result<Customer, ToolError>
 /// ```
 ///
-/// Keys (at least one effect flag is required):
-/// - `read_only`: changes nothing (implies `idempotent`; conflicts with `destructive`);
+/// Keys (one of `read_only`, `idempotent`, `writes`, `destructive` is
+/// required; `external` and `keyed` modify it):
+/// - `read_only`: changes nothing (implies `idempotent`; conflicts with
+///   `writes`, `destructive` and `keyed`);
 /// - `idempotent`: repeating a call has no further effect;
-/// - `destructive`: may delete or overwrite;
+/// - `writes`: changes state additively, not idempotent (creates a ticket,
+///   sends a message); conflicts with `idempotent`;
+/// - `destructive`: may delete or overwrite (implies `writes`, which may
+///   also be given);
 /// - `external`: reaches systems outside the operator's control;
+/// - `keyed`: forwards `ctx.intent_key()` to a downstream that deduplicates
+///   by it, so the same call may be resent after an unknown outcome; needs a
+///   `#[ctx] ctx: &Ctx` parameter;
+/// - `timeout = "10s"`: how long one call may run (a whole number of `ms`,
+///   `s` or `m`, above zero, at most 24 hours; default: the gate's);
 /// - `name = "..."` (default: the function name), `description = "..."`
 ///   (default: the doc comment; one of them is required), `title = "..."`,
 ///   `discovery = "tool"` (named in corrections after a 403 or unknown

@@ -293,3 +293,20 @@ fn tools_can_be_declared_inside_a_function_body() {
     assert_eq!(toolbox![local].names(), ["local"]);
     assert!(toolbox![].is_empty());
 }
+
+/// Open a ticket in a tracker that deduplicates by idempotency key.
+#[tool(writes, external, keyed, timeout = "10s")]
+async fn open_ticket(#[ctx] ctx: &Ctx, subject: String) -> Result<Value, ToolError> {
+    Ok(json!({"idempotency_key": ctx.intent_key(), "subject": subject}))
+}
+
+#[test]
+fn writes_keyed_and_timeout_reach_the_spec() {
+    let tools = toolbox![open_ticket];
+    let spec = tools.get("open_ticket").unwrap().spec();
+    let effects = spec.effects();
+    assert!(effects.is_writes() && effects.is_keyed() && effects.is_external());
+    assert!(!effects.is_idempotent() && !effects.is_retry_safe() && effects.is_resend_safe());
+    assert_eq!(spec.timeout(), Some(std::time::Duration::from_secs(10)));
+    assert_eq!(all().get("customer").unwrap().spec().timeout(), None);
+}

@@ -190,6 +190,8 @@ pub struct MacroSpec<'a> {
     pub widen: Option<&'static str>,
     /// JSON names of `#[arg(key)]` parameters.
     pub key_args: &'a [&'static str],
+    /// `timeout = "…"`, in milliseconds (checked non-zero by the macro).
+    pub timeout_ms: Option<u64>,
     /// `module::path::fn_name`.
     pub origin: &'static str,
 }
@@ -207,6 +209,7 @@ pub fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
         parts.widen.map(str::to_owned),
         input_schema,
         parts.key_args.iter().map(|s| (*s).to_owned()).collect(),
+        parts.timeout_ms.map(std::time::Duration::from_millis),
         format!("`{}`", parts.origin),
     )
 }

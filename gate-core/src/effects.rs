@@ -10,31 +10,52 @@ use serde::{Deserialize, Serialize};
 
 /// What a tool does to the world when it runs.
 ///
-/// Build one with the `const` methods, e.g. `Effects::new().destructive().external()`.
-/// `read_only` implies `idempotent` and conflicts with `destructive`; the
-/// combination is checked by [`Effects::check`] (and at compile time by `#[tool]`).
+/// Build one with the `const` methods, e.g. `Effects::new().writes().external()`.
+/// A tool is one of `read_only`, `idempotent`, `writes` or `destructive`;
+/// `external` and `keyed` modify it. `read_only` implies `idempotent` and
+/// conflicts with `writes`, `destructive` and `keyed`; `writes` means "not
+/// idempotent" and conflicts with `idempotent`; `destructive` implies that
+/// the tool writes.
+/// The combination is checked by [`Effects::check`] (and at compile time by
+/// `#[tool]`).
+///
+/// What each flag lets gate do after a failure:
+///
+/// | flag | an ambiguous failure (403 without body, empty) | an unknown outcome (timeout, 502) |
+/// |---|---|---|
+/// | `read_only`, `idempotent` | retried with a correction | resent with the same intent key |
+/// | `keyed` | as the base flag | resent with the same intent key (the downstream deduplicates by it) |
+/// | `writes`, `destructive` | fail | fail and reconcile |
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Effects {
     read_only: bool,
     idempotent: bool,
+    #[serde(default)]
+    writes: bool,
     destructive: bool,
     external: bool,
+    #[serde(default)]
+    keyed: bool,
 }
 
 /// An inconsistent set of effect flags.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("a tool cannot be both `read_only` and `destructive`: read_only means it changes nothing")]
-pub struct EffectsError(());
+#[error("{0}")]
+pub struct EffectsError(&'static str);
 
 impl Effects {
-    /// No flags: the tool writes, is not idempotent, not destructive, and only
-    /// touches systems the operator owns.
+    /// No flags: what gate assumes of a tool that says nothing (a dynamic
+    /// tool, say): it may write, is not idempotent, not destructive, and only
+    /// touches systems the operator owns. Nothing it does is retried after an
+    /// unknown outcome.
     pub const fn new() -> Self {
         Effects {
             read_only: false,
             idempotent: false,
+            writes: false,
             destructive: false,
             external: false,
+            keyed: false,
         }
     }
 
@@ -51,7 +72,15 @@ impl Effects {
         self
     }
 
-    /// The tool may delete or overwrite, not just add.
+    /// The tool changes state additively and is not idempotent: it creates a
+    /// ticket, sends a message. Calling it twice makes two.
+    pub const fn writes(mut self) -> Self {
+        self.writes = true;
+        self
+    }
+
+    /// The tool may delete or overwrite, not just add (it writes; it may
+    /// also be idempotent, as a delete by id is).
     pub const fn destructive(mut self) -> Self {
         self.destructive = true;
         self
@@ -63,10 +92,33 @@ impl Effects {
         self
     }
 
+    /// The tool forwards [`Ctx::intent_key`](crate::Ctx::intent_key) to a
+    /// downstream system that deduplicates by it (a payment provider's
+    /// idempotency key), so the same call sent again after an unknown
+    /// outcome cannot take effect twice.
+    pub const fn keyed(mut self) -> Self {
+        self.keyed = true;
+        self
+    }
+
     /// Refuses combinations that contradict each other.
     pub const fn check(self) -> Result<Self, EffectsError> {
         if self.read_only && self.destructive {
-            Err(EffectsError(()))
+            Err(EffectsError(
+                "a tool cannot be both `read_only` and `destructive`: read_only means it changes nothing",
+            ))
+        } else if self.read_only && self.writes {
+            Err(EffectsError(
+                "a tool cannot be both `read_only` and `writes`: read_only means it changes nothing",
+            ))
+        } else if self.read_only && self.keyed {
+            Err(EffectsError(
+                "a `read_only` tool cannot be `keyed`: it has no effect for a downstream to deduplicate",
+            ))
+        } else if self.writes && self.idempotent {
+            Err(EffectsError(
+                "a tool cannot be both `writes` and `idempotent`: writes means a second call makes a second change; an idempotent write is just `idempotent`",
+            ))
         } else {
             Ok(self)
         }
@@ -82,6 +134,11 @@ impl Effects {
         self.idempotent || self.read_only
     }
 
+    /// True when the tool declared that it writes (destructive tools included).
+    pub const fn is_writes(self) -> bool {
+        self.writes || self.destructive
+    }
+
     /// True when the tool may delete or overwrite.
     pub const fn is_destructive(self) -> bool {
         self.destructive
@@ -92,10 +149,23 @@ impl Effects {
         self.external
     }
 
+    /// True when the tool forwards the intent key to a deduplicating downstream.
+    pub const fn is_keyed(self) -> bool {
+        self.keyed
+    }
+
     /// True when resending a call can never cause a second side effect, so an
-    /// ambiguous failure may be retried.
+    /// ambiguous failure may be retried with a correction (a call with new
+    /// arguments).
     pub const fn is_retry_safe(self) -> bool {
         self.is_idempotent()
+    }
+
+    /// True when the *same* call, with the same intent key, may be sent again
+    /// after an unknown outcome: the tool is idempotent, or the downstream
+    /// deduplicates by the key.
+    pub const fn is_resend_safe(self) -> bool {
+        self.is_idempotent() || self.keyed
     }
 }
 
@@ -118,5 +188,28 @@ mod tests {
     #[test]
     fn plain_write_is_not_retry_safe() {
         assert!(!Effects::new().external().is_retry_safe());
+        assert!(!Effects::new().writes().is_resend_safe());
+    }
+
+    #[test]
+    fn read_only_and_writes_conflict() {
+        let err = Effects::new().read_only().writes().check().unwrap_err();
+        assert!(err.to_string().contains("`writes`"), "{err}");
+        assert!(Effects::new().writes().external().check().is_ok());
+        assert!(Effects::new().writes().idempotent().check().is_err());
+        assert!(Effects::new().read_only().keyed().check().is_err());
+        assert!(Effects::new().destructive().idempotent().keyed().check().is_ok());
+    }
+
+    #[test]
+    fn destructive_writes() {
+        assert!(Effects::new().destructive().is_writes());
+        assert!(!Effects::new().idempotent().is_writes());
+    }
+
+    #[test]
+    fn keyed_makes_a_write_resend_safe_but_not_retry_safe() {
+        let charge = Effects::new().writes().external().keyed();
+        assert!(charge.is_resend_safe() && !charge.is_retry_safe() && !charge.is_idempotent());
     }
 }

@@ -12,6 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -45,6 +46,7 @@ pub struct ToolSpec {
     widen: Option<String>,
     input_schema: Value,
     key_args: Vec<String>,
+    timeout: Option<Duration>,
     origin: String,
 }
 
@@ -121,6 +123,7 @@ impl ToolSpec {
             widen: None,
             input_schema,
             key_args: Vec::new(),
+            timeout: None,
             origin,
         })
     }
@@ -137,6 +140,7 @@ impl ToolSpec {
         widen: Option<String>,
         input_schema: Value,
         key_args: Vec<String>,
+        timeout: Option<Duration>,
         origin: String,
     ) -> Self {
         ToolSpec {
@@ -149,6 +153,7 @@ impl ToolSpec {
             widen,
             input_schema,
             key_args,
+            timeout,
             origin,
         }
     }
@@ -159,7 +164,19 @@ impl ToolSpec {
         self
     }
 
-    /// OAuth-style scopes the tool needs, for the operator's policy.
+    /// How long one call may run before gate cancels it and classifies it as
+    /// [`ToolError::Timeout`]; without one the gate's default applies
+    /// (`GateBuilder::tool_timeout`, 60 s). A zero timeout is refused.
+    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, ToolSpecError> {
+        if timeout.is_zero() {
+            return Err(ToolSpecError::new(&self.name, "the timeout must be longer than zero"));
+        }
+        self.timeout = Some(timeout);
+        Ok(self)
+    }
+
+    /// OAuth-style scopes a task must be granted (`Task::grant`) before the
+    /// tool runs in it.
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -243,7 +260,7 @@ impl ToolSpec {
         self.effects
     }
 
-    /// Declared scopes.
+    /// Declared scopes: every one must be granted to a task for the tool to run in it.
     pub fn scopes(&self) -> &[String] {
         &self.scopes
     }
@@ -267,6 +284,11 @@ impl ToolSpec {
     /// The arguments that form the business fingerprint (empty: all of them).
     pub fn key_args(&self) -> &[String] {
         &self.key_args
+    }
+
+    /// The tool's own timeout, if it declared one.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     /// Where the tool was defined.

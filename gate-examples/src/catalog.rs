@@ -178,7 +178,7 @@ pub fn move_pallet(
 }
 
 /// Store an arbitrary JSON document.
-#[tool(external)]
+#[tool(writes, external)]
 pub fn store_document(
     /// The document.
     document: serde_json::Value,

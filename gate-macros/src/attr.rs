@@ -15,14 +15,17 @@ use crate::ctxt::Ctxt;
 pub(crate) const TOOL_KEYS: &[&str] = &[
     "read_only",
     "idempotent",
+    "writes",
     "destructive",
     "external",
+    "keyed",
     "name",
     "description",
     "title",
     "discovery",
     "widen",
     "scopes",
+    "timeout",
 ];
 /// The keys `#[arg]` accepts.
 pub(crate) const ARG_KEYS: &[&str] = &["default", "key", "rename"];
@@ -30,19 +33,58 @@ pub(crate) const ARG_KEYS: &[&str] = &["default", "key", "rename"];
 /// A flag's presence, kept as its span so errors can point at it.
 pub(crate) type Flag = Option<Span>;
 
+/// The effect flags of `#[tool]`, which `ToolAttrs::effects_in_order` lists
+/// in the order the user wrote them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum EffectFlag {
+    ReadOnly,
+    Idempotent,
+    Writes,
+    Destructive,
+    External,
+    Keyed,
+}
+
+/// A `timeout = "..."` literal and the milliseconds it says.
+pub(crate) struct Timeout {
+    pub(crate) lit: LitStr,
+    /// `None` when the literal is malformed (already reported).
+    /// Saturates at `u64::MAX`, so an overlong timeout is a `check.rs` error.
+    pub(crate) millis: Option<u64>,
+}
+
 /// What `#[tool(...)]` said.
 #[derive(Default)]
 pub(crate) struct ToolAttrs {
     pub(crate) read_only: Flag,
     pub(crate) idempotent: Flag,
+    pub(crate) writes: Flag,
     pub(crate) destructive: Flag,
     pub(crate) external: Flag,
+    pub(crate) keyed: Flag,
+    /// The effect flags as written, so a conflict is reported on the later one.
+    pub(crate) effects_in_order: Vec<EffectFlag>,
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
     pub(crate) discovery: Option<LitStr>,
     pub(crate) widen: Option<LitStr>,
     pub(crate) scopes: Option<Vec<LitStr>>,
+    pub(crate) timeout: Option<Timeout>,
+}
+
+impl ToolAttrs {
+    /// The span of a flag that was given.
+    pub(crate) fn flag(&self, flag: EffectFlag) -> Flag {
+        match flag {
+            EffectFlag::ReadOnly => self.read_only,
+            EffectFlag::Idempotent => self.idempotent,
+            EffectFlag::Writes => self.writes,
+            EffectFlag::Destructive => self.destructive,
+            EffectFlag::External => self.external,
+            EffectFlag::Keyed => self.keyed,
+        }
+    }
 }
 
 /// What `#[arg(...)]` said.
@@ -158,6 +200,101 @@ fn set_string_list(cx: &mut Ctxt, slot: &mut Option<Vec<LitStr>>, meta: &Meta) {
     *slot = Some(scopes);
 }
 
+/// The forms `timeout` accepts, quoted by every message about a bad one.
+pub(crate) const TIMEOUT_FORMS: &str =
+    "a whole number followed by `ms`, `s` or `m`, e.g. `timeout = \"500ms\"`, `\"10s\"` or `\"2m\"`";
+
+/// Parses a `timeout` literal (`"500ms"`, `"10s"`, `"2m"`) into milliseconds,
+/// or says what is wrong with it. Only the syntax is checked here; a zero or
+/// overlong value parses (saturating at `u64::MAX`) and is refused by
+/// `check.rs`.
+pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, rest) = text.split_at(digits_end);
+    if text.trim().is_empty() {
+        return Err(format!("`timeout` is empty; write {TIMEOUT_FORMS}"));
+    }
+    if digits.is_empty() {
+        return Err(format!(
+            "`timeout = \"{text}\"` does not start with a whole number; write {TIMEOUT_FORMS}"
+        ));
+    }
+    if let Some(fraction) = rest.strip_prefix(['.', ',']) {
+        let hint = if fraction.starts_with(|c: char| c.is_ascii_digit()) {
+            "use a smaller unit instead of a fraction (`\"1500ms\"`, not `\"1.5s\"`)"
+        } else {
+            "a duration has no decimal point"
+        };
+        return Err(format!(
+            "`timeout = \"{text}\"` is not a whole number: {hint}; write {TIMEOUT_FORMS}"
+        ));
+    }
+    let unit = rest.trim();
+    let factor: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "" => {
+            return Err(format!(
+                "`timeout = \"{text}\"` has no unit; write `\"{digits}ms\"`, `\"{digits}s\"` or `\"{digits}m\"`"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "`timeout = \"{text}\"` has the unknown unit `{other}`; write {TIMEOUT_FORMS}"
+            ));
+        }
+    };
+    if unit.len() != rest.len() {
+        return Err(format!(
+            "`timeout = \"{text}\"` has a space in it; write `\"{digits}{unit}\"`"
+        ));
+    }
+    let number = digits
+        .bytes()
+        .fold(0u64, |n, d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')));
+    Ok(number.saturating_mul(factor))
+}
+
+/// Sets `timeout`, refusing anything but a string literal and a second
+/// occurrence, and parsing the literal.
+fn set_timeout(cx: &mut Ctxt, slot: &mut Option<Timeout>, meta: &Meta) {
+    let Meta::NameValue(nv) = meta else {
+        cx.error_spanned_by(meta, "`timeout` needs a value: `#[tool(timeout = \"10s\")]`");
+        return;
+    };
+    let lit = match &nv.value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => s,
+        Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => {
+            let n = n.base10_digits();
+            cx.error_spanned_by(
+                &nv.value,
+                format!("`timeout` takes a string literal with a unit: `timeout = \"{n}s\"` or `\"{n}ms\"`"),
+            );
+            return;
+        }
+        other => {
+            cx.error_spanned_by(other, format!("`timeout` takes a string literal: {TIMEOUT_FORMS}"));
+            return;
+        }
+    };
+    if slot.is_some() {
+        cx.error_spanned_by(meta, "duplicate `#[tool]` key `timeout`");
+        return;
+    }
+    let millis = match parse_duration_ms(&lit.value()) {
+        Ok(ms) => Some(ms),
+        Err(message) => {
+            cx.error_spanned_by(lit, message);
+            None
+        }
+    };
+    *slot = Some(Timeout {
+        lit: lit.clone(),
+        millis,
+    });
+}
+
 fn parse_list(cx: &mut Ctxt, tokens: TokenStream) -> Vec<Meta> {
     match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
         Ok(list) => list.into_iter().collect(),
@@ -172,17 +309,31 @@ fn parse_list(cx: &mut Ctxt, tokens: TokenStream) -> Vec<Meta> {
 pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, tokens: TokenStream) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
     for meta in parse_list(cx, tokens) {
+        let flag = match key_name(&meta).as_str() {
+            "read_only" => Some((&mut attrs.read_only, EffectFlag::ReadOnly)),
+            "idempotent" => Some((&mut attrs.idempotent, EffectFlag::Idempotent)),
+            "writes" => Some((&mut attrs.writes, EffectFlag::Writes)),
+            "destructive" => Some((&mut attrs.destructive, EffectFlag::Destructive)),
+            "external" => Some((&mut attrs.external, EffectFlag::External)),
+            "keyed" => Some((&mut attrs.keyed, EffectFlag::Keyed)),
+            _ => None,
+        };
+        if let Some((slot, flag)) = flag {
+            let first = slot.is_none();
+            set_flag(cx, slot, &meta, "tool");
+            if first {
+                attrs.effects_in_order.push(flag);
+            }
+            continue;
+        }
         match key_name(&meta).as_str() {
-            "read_only" => set_flag(cx, &mut attrs.read_only, &meta, "tool"),
-            "idempotent" => set_flag(cx, &mut attrs.idempotent, &meta, "tool"),
-            "destructive" => set_flag(cx, &mut attrs.destructive, &meta, "tool"),
-            "external" => set_flag(cx, &mut attrs.external, &meta, "tool"),
             "name" => set_string(cx, &mut attrs.name, &meta, "tool"),
             "description" => set_string(cx, &mut attrs.description, &meta, "tool"),
             "title" => set_string(cx, &mut attrs.title, &meta, "tool"),
             "discovery" => set_string(cx, &mut attrs.discovery, &meta, "tool"),
             "widen" => set_string(cx, &mut attrs.widen, &meta, "tool"),
             "scopes" => set_string_list(cx, &mut attrs.scopes, &meta),
+            "timeout" => set_timeout(cx, &mut attrs.timeout, &meta),
             other => cx.error_spanned_by(meta.path(), unknown_key_message("tool", other, TOOL_KEYS)),
         }
     }
@@ -219,6 +370,59 @@ mod tests {
     fn suggests_close_keys_only() {
         assert!(unknown_key_message("tool", "nmae", TOOL_KEYS).contains("did you mean `name`?"));
         assert!(!unknown_key_message("tool", "zzzzzz", TOOL_KEYS).contains("did you mean"));
-        assert!(unknown_key_message("tool", "x", TOOL_KEYS).ends_with("discovery, widen, scopes"));
+        assert!(unknown_key_message("tool", "x", TOOL_KEYS).ends_with("widen, scopes, timeout"));
+        assert!(unknown_key_message("tool", "write", TOOL_KEYS).contains("did you mean `writes`?"));
+    }
+
+    #[test]
+    fn durations_in_each_unit() {
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("10s"), Ok(10_000));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert_eq!(parse_duration_ms("010s"), Ok(10_000));
+    }
+
+    #[test]
+    fn zero_and_huge_durations_parse_for_check_to_refuse() {
+        assert_eq!(parse_duration_ms("0s"), Ok(0));
+        assert_eq!(parse_duration_ms("99999999999999999999999m"), Ok(u64::MAX));
+        assert_eq!(parse_duration_ms("18446744073709551615s"), Ok(u64::MAX));
+    }
+
+    #[track_caller]
+    fn refused(text: &str, says: &str) {
+        match parse_duration_ms(text) {
+            Ok(ms) => panic!("{text:?} parsed as {ms} ms"),
+            Err(message) => assert!(message.contains(says), "{text:?}: {message}"),
+        }
+    }
+
+    #[test]
+    fn malformed_durations_say_what_is_wrong() {
+        refused("", "is empty");
+        refused("   ", "is empty");
+        refused("10", "has no unit; write `\"10ms\"`, `\"10s\"` or `\"10m\"`");
+        refused("10h", "unknown unit `h`");
+        refused("10 sec", "unknown unit `sec`");
+        refused("10S", "unknown unit `S`");
+        refused("10sec", "unknown unit `sec`");
+        refused("10 s", "has a space in it; write `\"10s\"`");
+        refused("10s ", "has a space in it; write `\"10s\"`");
+        refused("1.5s", "use a smaller unit instead of a fraction");
+        refused("1,5s", "not a whole number");
+        refused("10.s", "no decimal point");
+        refused("s", "does not start with a whole number");
+        refused("-5s", "does not start with a whole number");
+        refused("+5s", "does not start with a whole number");
+        refused(" 10s", "does not start with a whole number");
+        refused("ten seconds", "does not start with a whole number");
+    }
+
+    #[test]
+    fn every_malformed_message_shows_the_valid_forms() {
+        for text in ["", "10h", "1.5s", "s", "10 sec"] {
+            let message = parse_duration_ms(text).unwrap_err();
+            assert!(message.contains("`\"10s\"`"), "{text:?}: {message}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use proc_macro2::Span;
 use syn::{Ident, LitStr, Type};
 
 use crate::ast::{ParamKind, ToolFn, type_name};
-use crate::attr::ToolAttrs;
+use crate::attr::{EffectFlag, TIMEOUT_FORMS, ToolAttrs};
 use crate::ctxt::Ctxt;
 
 /// Where a `#[tool]` function lives, which decides what receivers it may have.
@@ -24,6 +24,12 @@ pub(crate) enum Site {
 pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span: Span, site: Site) {
     effects_are_declared(cx, attrs, attr_span);
     read_only_is_not_destructive(cx, attrs);
+    read_only_does_not_write(cx, attrs);
+    read_only_is_not_keyed(cx, attrs);
+    writes_is_not_idempotent(cx, attrs);
+    keyed_takes_the_context(cx, f, attrs);
+    timeout_is_not_zero(cx, attrs);
+    timeout_is_at_most_a_day(cx, attrs);
     name_is_portable(cx, attrs, &f.sig.ident);
     description_is_present(cx, f, attrs);
     discovery_is_another_tool(cx, attrs, &f.sig.ident);
@@ -38,25 +44,127 @@ pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span:
 
 /// gate decides retry safety from declared effects, so a tool that declares
 /// none cannot be handled safely; the message says what each flag means.
+/// `external` and `keyed` only modify an effect (where the tool reaches, how
+/// its downstream deduplicates), so they do not count alone.
 fn effects_are_declared(cx: &mut Ctxt, attrs: &ToolAttrs, attr_span: Span) {
-    if attrs.read_only.is_none()
-        && attrs.idempotent.is_none()
-        && attrs.destructive.is_none()
-        && attrs.external.is_none()
+    if attrs.read_only.is_some() || attrs.idempotent.is_some() || attrs.writes.is_some() || attrs.destructive.is_some()
     {
-        cx.error_at(
-            attr_span,
-            "declare the tool's effects: `#[tool(read_only)]` if it changes nothing, `idempotent` if repeating a call has no further effect, `destructive` if it deletes or overwrites, `external` if it reaches systems outside yours (combine as needed); gate retries only read_only or idempotent tools",
-        );
+        return;
     }
+    let modifiers: Vec<&str> = [(attrs.external, "`external`"), (attrs.keyed, "`keyed`")]
+        .into_iter()
+        .filter_map(|(flag, name)| flag.map(|_| name))
+        .collect();
+    let lead = match modifiers.as_slice() {
+        [] => "declare the tool's effects".to_owned(),
+        [one] => format!("{one} only modifies an effect; also declare the tool's effect"),
+        many => format!(
+            "{} only modify an effect; also declare the tool's effect",
+            many.join(" and ")
+        ),
+    };
+    cx.error_at(
+        attr_span,
+        format!("{lead}: `#[tool(read_only)]` if it changes nothing, `idempotent` if repeating a call has no further effect, `writes` if it changes state additively, not idempotent (creates a ticket, sends a message), `destructive` if it deletes or overwrites; add `external` if it reaches systems outside yours and `keyed` if it forwards `ctx.intent_key()` to a downstream that deduplicates by it; gate retries only read_only or idempotent tools, and resends a keyed one with the same intent key"),
+    );
+}
+
+/// The span of whichever of two given flags the user wrote second, or `None`
+/// unless both were given: a conflict is reported on the flag that
+/// contradicts what came before it.
+fn second_of(attrs: &ToolAttrs, a: EffectFlag, b: EffectFlag) -> Option<Span> {
+    let (span_a, span_b) = (attrs.flag(a)?, attrs.flag(b)?);
+    let position = |flag| attrs.effects_in_order.iter().position(|f| *f == flag);
+    Some(if position(a) > position(b) { span_a } else { span_b })
 }
 
 /// A read-only tool cannot destroy anything; both flags together means one is wrong.
 fn read_only_is_not_destructive(cx: &mut Ctxt, attrs: &ToolAttrs) {
-    if let (Some(_), Some(destructive)) = (attrs.read_only, attrs.destructive) {
+    if let Some(span) = second_of(attrs, EffectFlag::ReadOnly, EffectFlag::Destructive) {
         cx.error_at(
-            destructive,
+            span,
             "a tool cannot be both `read_only` and `destructive`: read_only means it changes nothing; remove one",
+        );
+    }
+}
+
+/// `read_only` tools are retried freely, `writes` tools never: a tool that is
+/// both would be retried into a second write.
+fn read_only_does_not_write(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(span) = second_of(attrs, EffectFlag::ReadOnly, EffectFlag::Writes) {
+        cx.error_at(
+            span,
+            "a tool cannot be both `read_only` and `writes`: read_only means it changes nothing and writes that each call changes something; remove `writes` if the tool only reads, `read_only` if it changes state",
+        );
+    }
+}
+
+/// `keyed` says a downstream deduplicates the tool's effect by the intent
+/// key; a read-only tool has no effect, so one of the two flags is a mistake.
+fn read_only_is_not_keyed(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(span) = second_of(attrs, EffectFlag::ReadOnly, EffectFlag::Keyed) {
+        cx.error_at(
+            span,
+            "a `read_only` tool cannot be `keyed`: it has no effect for a downstream to deduplicate (read_only tools are retried anyway); remove `keyed`, or `read_only` if the tool changes state",
+        );
+    }
+}
+
+/// `writes` means "a second call makes a second change", the opposite of
+/// `idempotent`; gate would have to both retry and never retry the tool.
+///
+/// `writes` with `destructive` is accepted (it is what `destructive` alone
+/// says: destructive implies writes, and `Effects::is_writes` is true of it).
+fn writes_is_not_idempotent(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(span) = second_of(attrs, EffectFlag::Writes, EffectFlag::Idempotent) {
+        cx.error_at(
+            span,
+            "a tool cannot be both `writes` and `idempotent`: writes means a second call makes a second change; an idempotent write is just `idempotent`, so remove `writes` (or `idempotent` if calling it twice makes two)",
+        );
+    }
+}
+
+/// `keyed` promises that the tool hands `ctx.intent_key()` to its downstream
+/// as the idempotency key; without the context it has no key to hand over,
+/// and a resent call would take effect twice.
+fn keyed_takes_the_context(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs) {
+    let Some(keyed) = attrs.keyed else { return };
+    if !f.params.iter().any(|p| matches!(p.kind, ParamKind::Ctx { .. })) {
+        cx.error_at(
+            keyed,
+            "a `keyed` tool forwards `ctx.intent_key()` to its downstream as the idempotency key, so it needs the call context: add the parameter `#[ctx] ctx: &Ctx` and pass `ctx.intent_key()` on (or remove `keyed`)",
+        );
+    }
+}
+
+/// A zero timeout would cancel every call before it starts (and
+/// `ToolSpec::with_timeout` refuses it at run time).
+fn timeout_is_not_zero(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(timeout) = attrs.timeout.as_ref().filter(|t| t.millis == Some(0)) {
+        cx.error_spanned_by(
+            &timeout.lit,
+            format!("a zero `timeout` would cancel every call before it starts; write {TIMEOUT_FORMS}, or remove `timeout` for the gate's default"),
+        );
+    }
+}
+
+/// The longest `timeout` the macro accepts: 24 hours.
+pub(crate) const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// A timeout beyond a day is almost certainly a slip (an extra zero, `m`
+/// meant as `ms`), and no model's turn waits that long for a call.
+fn timeout_is_at_most_a_day(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(timeout) = attrs
+        .timeout
+        .as_ref()
+        .filter(|t| t.millis.is_some_and(|ms| ms > MAX_TIMEOUT_MS))
+    {
+        cx.error_spanned_by(
+            &timeout.lit,
+            format!(
+                "`timeout = \"{}\"` is longer than the maximum of 24 hours (`\"1440m\"`); write {TIMEOUT_FORMS}",
+                timeout.lit.value()
+            ),
         );
     }
 }

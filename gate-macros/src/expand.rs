@@ -271,14 +271,21 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
     for (flag, method) in [
         (attrs.read_only, "read_only"),
         (attrs.idempotent, "idempotent"),
+        (attrs.writes, "writes"),
         (attrs.destructive, "destructive"),
         (attrs.external, "external"),
+        (attrs.keyed, "keyed"),
     ] {
         if flag.is_some() {
             let method = Ident::new(method, Span::call_site());
             effects = quote!(#effects.#method());
         }
     }
+    // `check.rs` refused a malformed, zero or overlong timeout already.
+    let timeout_ms = match attrs.timeout.as_ref().and_then(|t| t.millis) {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
     let key_args: Vec<String> = model
         .args()
         .filter(|(_, a, _)| a.key.is_some())
@@ -396,6 +403,7 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
                         discovery: #discovery,
                         widen: #widen,
                         key_args: &[#(#key_args),*],
+                        timeout_ms: #timeout_ms,
                         origin: ::core::concat!(::core::module_path!(), "::", #display),
                     },
                     {

@@ -16,6 +16,20 @@ mod expand;
 use proc_macro::TokenStream;
 
 /// Turns a function into an LLM tool. Documented on `gate::tool`.
+///
+/// Keys, in the order an unknown key's message lists them (`attr.rs`
+/// parses them, `check.rs` holds the rules between them):
+/// - `read_only`: changes nothing; conflicts with `writes`, `destructive`, `keyed`;
+/// - `idempotent`: repeating a call has no further effect;
+/// - `writes`: changes state additively, not idempotent (creates a ticket, sends a message); conflicts with `idempotent`;
+/// - `destructive`: deletes or overwrites (implies `writes`; both together are accepted);
+/// - `external`: reaches systems outside the operator's (a modifier: not an effect alone);
+/// - `keyed`: forwards `ctx.intent_key()` downstream as the idempotency key (a modifier; needs `#[ctx]`);
+/// - `name`, `description`, `title`, `discovery`, `widen`: string literals;
+/// - `scopes = ["crm:read"]`: string literals;
+/// - `timeout = "10s"`: a whole number of `ms`, `s` or `m`, from 1 ms to 24 hours, emitted in milliseconds.
+///
+/// At least one of `read_only`, `idempotent`, `writes`, `destructive` is required.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()

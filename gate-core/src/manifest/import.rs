@@ -112,6 +112,9 @@ fn import_one(index: usize, tool: &Value) -> Result<DynamicTool, ImportError> {
         }
         if hint("idempotentHint", false) {
             effects = effects.idempotent();
+        } else if !effects.is_destructive() {
+            // Neither read-only, destructive nor idempotent: an additive write.
+            effects = effects.writes();
         }
     }
     if hint("openWorldHint", true) {

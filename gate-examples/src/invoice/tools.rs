@@ -118,7 +118,7 @@ impl InvoiceTools {
     }
 
     /// Email the customer a receipt for a paid invoice.
-    #[tool(external)]
+    #[tool(writes, external)]
     async fn send_receipt(
         &self,
         /// The customer.

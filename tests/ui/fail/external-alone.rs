@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Email the customer a receipt.
+#[tool(external)]
+fn send_receipt(customer_id: String) -> String {
+    customer_id
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gate::tool;
+
+/// Set a customer's email address.
+#[tool(writes, idempotent)]
+fn set_email(customer_id: String, email: String) -> String {
+    format!("{customer_id}{email}")
+}
+
+fn main() {}
