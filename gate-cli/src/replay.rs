@@ -13,7 +13,8 @@
 //! `arguments` may be a JSON string (exactly as the model wrote it) or an
 //! object. Error kinds: forbidden (with optional `body`), not_found, empty,
 //! unreadable, denied (optional `reason`), timeout, connection_lost (`sent`),
-//! rate_limited (`retry_after_ms`), unavailable, rejected (`reason`), internal.
+//! rate_limited (`retry_after_ms`), unavailable, upstream_failed
+//! (`status`, 502 or 504), rejected (`reason`), internal.
 //! When gate retries a call internally, the tool answers with the same
 //! recorded outcome again.
 
@@ -63,6 +64,13 @@ fn tool_error(error: &Value) -> ToolError {
                 .map(Duration::from_millis),
         },
         "unavailable" => ToolError::Unavailable,
+        "upstream_failed" => ToolError::UpstreamFailed {
+            status: error
+                .get("status")
+                .and_then(Value::as_u64)
+                .and_then(|s| u16::try_from(s).ok())
+                .unwrap_or(502),
+        },
         "rejected" => ToolError::rejected(text("reason").unwrap_or_else(|| "rejected".into())),
         other => ToolError::internal(format!("recorded internal error ({other})")),
     }

@@ -47,13 +47,22 @@ pub enum ToolError {
         /// Whether the request had been sent when the connection broke.
         sent: bool,
     },
+    /// A gateway or proxy answered for its upstream (HTTP 502, 504): the
+    /// request may have reached the upstream and taken effect there, so the
+    /// outcome is unknown.
+    #[error("the upstream behind a gateway failed (HTTP {status})")]
+    UpstreamFailed {
+        /// The gateway's status code.
+        status: u16,
+    },
     /// The backend asked us to slow down.
     #[error("rate limited")]
     RateLimited {
         /// How long the backend asked us to wait, if it said.
         retry_after: Option<Duration>,
     },
-    /// The backend is down; nothing happened.
+    /// The backend did not handle the request (it is down, or closed an
+    /// incomplete request); nothing happened.
     #[error("service unavailable")]
     Unavailable,
     /// A definitive business answer (card declined, rule violated) with its reason.
@@ -84,24 +93,31 @@ impl ToolError {
 
     /// The class of an HTTP answer, for tools over any HTTP client (reqwest,
     /// hyper, ureq): `response.status().as_u16()`, the body if it says
-    /// something, and the parsed `Retry-After`. Returns `None` for 2xx/3xx.
+    /// something, and the parsed `Retry-After`. Returns `None` for 1xx–3xx.
     ///
-    /// 401/403 without a body are ambiguous (`Forbidden`), with one they are
-    /// definitive; 404 and 410 are `NotFound`; 408 and 504 mean the request
-    /// may have been processed (`Timeout`); 429 is `RateLimited`; 502 and 503
-    /// mean the request was not processed (`Unavailable`); other 4xx are a
-    /// definitive `Rejected` with the body as reason; other 5xx are
-    /// `Internal` (the outcome of a failed server-side write is unknown to
-    /// the caller, and gate treats internal errors as fail-and-report).
+    /// Each class is what the status says happened to the request (RFC 9110
+    /// §15), because that, not the code, decides whether a resend is safe:
+    ///
+    /// | status | class | why |
+    /// |---|---|---|
+    /// | 401, 403 without a body | `Forbidden { body: None }` (ambiguous) | wrong resource or wrong scope: a discovery call tells the model what to use |
+    /// | 401, 403 with a body | `Forbidden { body }` (definitive) | the body says what is wrong |
+    /// | 404, 410 | `NotFound` (ambiguous) | the target does not exist: a discovery call finds one that does |
+    /// | 408 | `Unavailable` (nothing happened) | the server closed a request it had not fully received (§15.5.9) |
+    /// | 429 | `RateLimited` (nothing happened) | refused before processing; `Retry-After` is kept |
+    /// | other 4xx | `Rejected` (definitive), the body as reason | the server understood and refused |
+    /// | 502, 504 | `UpstreamFailed` (outcome unknown) | a gateway's upstream may have acted before the gateway gave up on it (§15.6.3, §15.6.5): resending a charge could charge twice |
+    /// | 503 | `Unavailable` (nothing happened) | the server did not handle the request (§15.6.4) |
+    /// | 500, other 5xx | `Internal` | the server failed in a way the caller cannot interpret; a person looks |
     pub fn from_http(status: u16, body: Option<&str>, retry_after: Option<Duration>) -> Option<Self> {
         let body = body.map(str::trim).filter(|b| !b.is_empty()).map(str::to_owned);
         Some(match status {
             100..=399 => return None,
             401 | 403 => ToolError::Forbidden { body },
             404 | 410 => ToolError::NotFound,
-            408 | 504 => ToolError::Timeout,
+            408 | 503 => ToolError::Unavailable,
             429 => ToolError::RateLimited { retry_after },
-            502 | 503 => ToolError::Unavailable,
+            502 | 504 => ToolError::UpstreamFailed { status },
             400..=499 => ToolError::Rejected {
                 reason: body.unwrap_or_else(|| format!("HTTP {status}")),
             },
@@ -113,13 +129,27 @@ impl ToolError {
 impl From<std::io::Error> for ToolError {
     /// I/O kinds whose meaning for a retry is clear map to their class; the
     /// rest are internal.
+    ///
+    /// * A timeout (or a socket that would block) may come after the request
+    ///   was written: outcome unknown (`Timeout`).
+    /// * Refused, unreachable and unconnected sockets fail before anything is
+    ///   sent: `ConnectionLost { sent: false }`, safe to resend.
+    /// * A reset, abort, broken pipe or early end of stream can come after the
+    ///   request left: `ConnectionLost { sent: true }`, outcome unknown.
+    /// * `NotFound` and `PermissionDenied` name a wrong target (ambiguous);
+    ///   `InvalidData` is an answer that could not be read.
     fn from(error: std::io::Error) -> Self {
         use std::io::ErrorKind as K;
         match error.kind() {
             K::TimedOut | K::WouldBlock => ToolError::Timeout,
             K::NotFound => ToolError::NotFound,
             K::PermissionDenied => ToolError::Forbidden { body: None },
-            K::ConnectionRefused | K::NotConnected | K::AddrNotAvailable => ToolError::ConnectionLost { sent: false },
+            K::ConnectionRefused
+            | K::NotConnected
+            | K::AddrNotAvailable
+            | K::HostUnreachable
+            | K::NetworkUnreachable
+            | K::NetworkDown => ToolError::ConnectionLost { sent: false },
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
                 ToolError::ConnectionLost { sent: true }
             }
@@ -169,9 +199,15 @@ mod tests {
             ToolError::from_http(404, None, None),
             Some(ToolError::NotFound)
         ));
+        for status in [502, 504] {
+            assert!(matches!(
+                ToolError::from_http(status, None, None),
+                Some(ToolError::UpstreamFailed { status: s }) if s == status
+            ));
+        }
         assert!(matches!(
-            ToolError::from_http(504, None, None),
-            Some(ToolError::Timeout)
+            ToolError::from_http(408, None, None),
+            Some(ToolError::Unavailable)
         ));
         let limited = ToolError::from_http(429, None, Some(Duration::from_secs(3)));
         assert!(
@@ -184,10 +220,12 @@ mod tests {
         assert!(
             matches!(ToolError::from_http(422, Some("card declined"), None), Some(ToolError::Rejected { reason }) if reason == "card declined")
         );
-        assert!(matches!(
-            ToolError::from_http(500, None, None),
-            Some(ToolError::Internal(_))
-        ));
+        for status in [500, 501, 505, 507, 599] {
+            assert!(matches!(
+                ToolError::from_http(status, None, None),
+                Some(ToolError::Internal(_))
+            ));
+        }
     }
 
     #[test]
@@ -203,6 +241,14 @@ mod tests {
         ));
         assert!(matches!(
             ToolError::from(Error::from(ErrorKind::ConnectionReset)),
+            ToolError::ConnectionLost { sent: true }
+        ));
+        assert!(matches!(
+            ToolError::from(Error::from(ErrorKind::HostUnreachable)),
+            ToolError::ConnectionLost { sent: false }
+        ));
+        assert!(matches!(
+            ToolError::from(Error::from(ErrorKind::BrokenPipe)),
             ToolError::ConnectionLost { sent: true }
         ));
         assert!(matches!(ToolError::from(Error::other("x")), ToolError::Internal(_)));

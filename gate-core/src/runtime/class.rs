@@ -25,7 +25,9 @@ pub fn classify(error: &ToolError) -> FailureClass {
         ToolError::Forbidden { body: Some(_) } | ToolError::Denied { reason: Some(_) } | ToolError::Rejected { .. } => {
             C::Definitive
         }
-        ToolError::Timeout | ToolError::ConnectionLost { sent: true } => C::OutcomeUnknown,
+        ToolError::Timeout | ToolError::ConnectionLost { sent: true } | ToolError::UpstreamFailed { .. } => {
+            C::OutcomeUnknown
+        }
         ToolError::ConnectionLost { sent: false } | ToolError::RateLimited { .. } | ToolError::Unavailable => {
             C::Transient
         }
