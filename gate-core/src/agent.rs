@@ -94,7 +94,10 @@ impl Default for AgentLimits {
 /// Runs `task` with `model` from `messages` until the model answers, gate
 /// fails the task, or a limit is reached. `observe` sees each exchange as it
 /// happens (for progress output). Tools are described to the model in OpenAI
-/// Chat format, which [`ChatModel`] back ends take.
+/// Chat format, which [`ChatModel`] back ends take, and only those the task
+/// may call ([`Task::manifest`]). Every turn's latency and usage go to
+/// [`Task::record_turn`], so the model round trips a repair causes count in
+/// the latency budget.
 pub async fn run(
     task: &mut Task,
     model: &dyn ChatModel,
@@ -102,16 +105,18 @@ pub async fn run(
     limits: AgentLimits,
     observe: &mut (dyn FnMut(&Exchange) + Send),
 ) -> Result<Run, AgentError> {
-    let tools = task.gate().toolbox().manifest(Dialect::OpenAi)?;
+    let tools = task.manifest(Dialect::OpenAi)?;
     let mut exchanges = Vec::new();
     let (mut input_tokens, mut output_tokens) = (0, 0);
     for turn_no in 1..=limits.max_turns {
+        let started = tokio::time::Instant::now();
         let turn = next_turn(model, &messages, &tools, limits).await?;
         if let Some(u) = &turn.usage {
             input_tokens += u.input_tokens;
             output_tokens += u.output_tokens;
-            task.record_usage(u.input_tokens, u.output_tokens).await;
         }
+        let usage = turn.usage.as_ref().map(|u| (u.input_tokens, u.output_tokens));
+        task.record_turn(started.elapsed(), usage).await;
         messages.push(Message::from_turn(&turn));
         if turn.tool_calls.is_empty() {
             return Ok(Run {

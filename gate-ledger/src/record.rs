@@ -107,7 +107,10 @@ impl State {
     /// failed with no effect that may not be repeated, or a person found it
     /// never ran.
     pub fn is_free_for_a_new_attempt(self) -> bool {
-        matches!(self, State::FailedRetryable | State::Reconciled(Resolution::NotExecuted))
+        matches!(
+            self,
+            State::FailedRetryable | State::Reconciled(Resolution::NotExecuted)
+        )
     }
 
     /// A claim on a record in this state replays the stored outcome.

@@ -51,6 +51,9 @@ pub struct TaskState {
     pub logged_repair_tokens: u64,
     /// The same for added latency, in milliseconds.
     pub logged_latency_ms: u64,
+    /// The model was last given a repair (a rejection or a correction): the
+    /// latency of its next turn is latency the repair added.
+    pub repair_turn_pending: bool,
 }
 
 /// One task as the store keeps it.

@@ -41,18 +41,19 @@ pub(super) enum Attempt {
 }
 
 /// Claims the intent (when `claim` is given), runs the tool with panics
-/// contained, and records a success.
+/// contained and cut off at `timeout`, and records a success.
 pub(super) async fn run(
     store: &dyn Storage,
     tool: &dyn Tool,
     ctx: &Ctx,
     arguments: &str,
     claim: Option<&ClaimRequest>,
+    timeout: Duration,
     patience: Duration,
 ) -> Attempt {
     let Some(request) = claim else {
         let started = tokio::time::Instant::now();
-        let result = call_contained(tool, ctx, arguments).await;
+        let result = call_in_time(tool, ctx, arguments, timeout).await;
         return Attempt::Ran {
             result,
             lease: None,
@@ -86,7 +87,7 @@ pub(super) async fn run(
         }
     };
     let started = tokio::time::Instant::now();
-    let result = call_contained(tool, ctx, arguments).await;
+    let result = call_in_time(tool, ctx, arguments, timeout).await;
     let elapsed = started.elapsed();
     match result {
         Ok(value) => match retrying(patience, "record the outcome", || store.complete(&lease, value.clone())).await {
@@ -108,6 +109,20 @@ pub(super) async fn run(
             lease: Some(lease),
             elapsed,
         },
+    }
+}
+
+/// Runs the tool, cancelled at `timeout`: an async tool's future is dropped
+/// there; a tool that blocks its thread cannot be interrupted, so a result
+/// it returns late is discarded. Either way the call is a `Timeout` (its
+/// outcome is unknown), and the lease, which outlasts the timeout, is still
+/// held when the decision is recorded.
+async fn call_in_time(tool: &dyn Tool, ctx: &Ctx, arguments: &str, timeout: Duration) -> Result<Value, ToolError> {
+    let started = tokio::time::Instant::now();
+    match tokio::time::timeout(timeout, call_contained(tool, ctx, arguments)).await {
+        Ok(_) if started.elapsed() > timeout => Err(ToolError::Timeout),
+        Ok(result) => result,
+        Err(_) => Err(ToolError::Timeout),
     }
 }
 

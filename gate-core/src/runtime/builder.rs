@@ -32,6 +32,10 @@ pub const DEFAULT_RESULT_CAP: usize = 64 * 1024;
 pub const DEFAULT_STORE_PATIENCE: Duration = Duration::from_secs(10);
 /// The longest store patience accepted: 10 minutes.
 pub const MAX_STORE_PATIENCE: Duration = Duration::from_secs(600);
+/// How long a tool call may run when its tool declares no `timeout`: 60 s.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest tool timeout accepted, from the builder or a tool: 24 hours.
+pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -131,6 +135,7 @@ pub struct GateBuilder {
     rejection_cap: u32,
     corrections_per_step: u32,
     store_patience: Duration,
+    tool_timeout: Duration,
     sinks: Vec<Arc<dyn DecisionSink>>,
     seed: Option<u64>,
 }
@@ -148,6 +153,7 @@ impl Gate {
             rejection_cap: 2,
             corrections_per_step: 1,
             store_patience: DEFAULT_STORE_PATIENCE,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
             sinks: Vec::new(),
             seed: None,
         }
@@ -212,6 +218,18 @@ impl GateBuilder {
         self
     }
 
+    /// How long a call may run when its tool declares no `timeout` (1 ms ..=
+    /// 24 hours, default [`DEFAULT_TOOL_TIMEOUT`]). Past it the call is
+    /// cancelled (an async tool's future is dropped; a blocking tool's late
+    /// result is discarded) and classified as [`ToolError::Timeout`](crate::ToolError::Timeout):
+    /// the outcome is unknown. The ledger lease of a dispatched call is its
+    /// timeout plus the store patience (to record the outcome) plus 5 s, so
+    /// no sweeper declares a call that may still run an unknown outcome.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = timeout;
+        self
+    }
+
     /// Another place for decision records (the store always gets them).
     pub fn decision_sink(mut self, sink: Arc<dyn DecisionSink>) -> Self {
         self.sinks.push(sink);
@@ -235,6 +253,20 @@ impl GateBuilder {
                 ),
                 None,
             ));
+        }
+        let too_long = std::iter::once(("the default tool timeout".to_owned(), self.tool_timeout)).chain(
+            self.toolbox
+                .specs()
+                .filter_map(|s| s.timeout().map(|t| (format!("tool `{}`'s timeout", s.name()), t))),
+        );
+        for (what, timeout) in too_long {
+            if timeout.is_zero() || timeout > MAX_TOOL_TIMEOUT {
+                return Err(GateError::new(
+                    Kind::InvalidSetting,
+                    format!("{what} {timeout:?} is out of range: more than zero and at most 24 hours"),
+                    None,
+                ));
+            }
         }
         let mut validators = HashMap::new();
         for spec in self.toolbox.specs() {
@@ -267,6 +299,7 @@ impl GateBuilder {
             rejection_cap: self.rejection_cap,
             corrections_per_step: self.corrections_per_step,
             store_patience: self.store_patience,
+            tool_timeout: self.tool_timeout,
             sinks: self.sinks,
             rng: Mutex::new(match self.seed {
                 Some(seed) => StdRng::seed_from_u64(seed),

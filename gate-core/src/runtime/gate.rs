@@ -37,6 +37,7 @@ pub(super) struct Inner {
     pub(super) rejection_cap: u32,
     pub(super) corrections_per_step: u32,
     pub(super) store_patience: Duration,
+    pub(super) tool_timeout: Duration,
     pub(super) sinks: Vec<Arc<dyn DecisionSink>>,
     pub(super) rng: Mutex<StdRng>,
 }

@@ -15,7 +15,21 @@ use crate::ToolError;
 /// Rule 3: a call that repeats a failed one unchanged.
 pub(super) fn repeated_call(tool: &str) -> String {
     format!(
-        "This exact call to `{tool}` already failed in this task and was not run again. Follow the correction you were given: change the arguments or call the tool it named."
+        "This exact call to `{tool}` already failed in this task and was not run again: the same arguments would get the same answer. Change the arguments as the earlier answer says, call the tool it named, or do something else."
+    )
+}
+
+/// A call to a tool whose scopes the task was not granted.
+pub(super) fn scope_missing(tool: &str, missing: &[&str]) -> String {
+    let (noun, list) = match missing {
+        [one] => ("scope", format!("`{one}`")),
+        many => (
+            "scopes",
+            many.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+        ),
+    };
+    format!(
+        "`{tool}` was not run: this task has not been granted the {noun} {list} it needs. Do not call `{tool}` in this task; use the tools you were given, or tell the user this needs that permission."
     )
 }
 

@@ -29,7 +29,8 @@ mod task;
 
 pub use budget::Budget;
 pub use builder::{
-    DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, GateBuilder, GateError, MAX_STORE_PATIENCE,
+    DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, GateBuilder, GateError,
+    MAX_STORE_PATIENCE, MAX_TOOL_TIMEOUT,
 };
 pub use class::classify;
 pub use gate::Gate;

@@ -214,7 +214,9 @@ async fn usage_tx(
     task: &TaskRecord,
 ) -> Attempted<TaskWrite> {
     let mut tx = store.begin().await?;
-    tx.settle_tokens(&task.user, limit, reservations, actual).await?;
+    if !reservations.is_empty() {
+        tx.settle_tokens(&task.user, limit, reservations, actual).await?;
+    }
     let revision = match tx.save_task(task).await {
         Ok(revision) => revision,
         Err(e) if e.is_stale() => return Ok(Err(TaskWrite(task.clone()))),

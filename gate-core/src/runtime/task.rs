@@ -3,7 +3,8 @@
 //! ```text
 //! handle(call)
 //!   admit     load the task's stored state (once); a failed task runs nothing;
-//!             resolve the tool; validate the arguments; refuse a repeated failed call
+//!             resolve the tool; check its scopes are granted; validate the
+//!             arguments; refuse a repeated failed call
 //!   attempt   claim and dispatch the intent, run the tool, record a success   (attempt.rs)
 //!   conclude  decide (policy, then budgets), render what the model sees, commit
 //!             the task's state, the decision record and the tokens together, log
@@ -13,6 +14,7 @@
 //! pipeline, a rejection before the tool ran as much as a success, goes
 //! through the same decision, the same commit and the same log.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,11 +37,11 @@ use super::messages;
 use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
 use super::policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 use super::step::{Feedback, Step, ToolCall, ToolOutput};
-use crate::{Ctx, Effects, Tool, ToolError};
+use crate::{Ctx, Dialect, Effects, ManifestError, Tool, ToolError, ToolSpec};
 
-/// The lease of a claimed intent. Tools do not declare timeouts yet, so one
-/// minute covers the call.
-const LEASE: Duration = Duration::from_secs(60);
+/// What a lease holds beyond the tool's timeout and the store patience that
+/// recording its outcome may take: the time between the claim and the call.
+const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
 /// Rounds of "another worker changed the task: reload and decide again"
 /// before giving up; two workers driving one task is rare, eight is plenty.
@@ -55,6 +57,9 @@ pub struct Task {
     id: String,
     user: String,
     intent: Option<String>,
+    /// Scopes granted to the task by the program running it (never from the
+    /// store: authority comes from the caller, on every worker).
+    granted: BTreeSet<String>,
     /// The task as last loaded or committed.
     stored: TaskRecord,
     loaded: bool,
@@ -192,6 +197,7 @@ impl Gate {
             id,
             user,
             intent: None,
+            granted: BTreeSet::new(),
             loaded: false,
             unloaded_usage: None,
             last_retries: Vec::new(),
@@ -222,6 +228,47 @@ impl Task {
     /// receipt after the charge) get keys of their own.
     pub fn intent(&mut self, label: &str) {
         self.intent = Some(label.to_owned());
+    }
+
+    /// Grants `scopes` to the task: a tool runs in it only when every scope
+    /// the tool declares is granted. A call to a tool whose scopes are not
+    /// all granted never runs; the model is told which scope is missing, and
+    /// the refusal counts as a rejection. Tools without scopes always run.
+    ///
+    /// Grants belong to the program that runs the task, not to the store:
+    /// a task resumed with [`Gate::task_with_id`] on another worker has the
+    /// scopes that worker grants it.
+    ///
+    /// ```no_run
+    /// # async fn demo(gate: gate_core::Gate) {
+    /// let task = gate.task("user-42").grant(["crm:read", "billing:charge"]);
+    /// # }
+    /// ```
+    pub fn grant<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.granted.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The scopes granted to the task.
+    pub fn granted(&self) -> impl Iterator<Item = &str> {
+        self.granted.iter().map(String::as_str)
+    }
+
+    /// Whether every scope `spec` declares is granted to the task.
+    pub fn may_call(&self, spec: &ToolSpec) -> bool {
+        spec.scopes().iter().all(|s| self.granted.contains(s))
+    }
+
+    /// The tool definitions of what this task may call, for a provider:
+    /// [`Toolbox::manifest`](crate::Toolbox::manifest) without the tools
+    /// whose scopes are not granted (least privilege: the model is not shown
+    /// what it may not use).
+    pub fn manifest(&self, dialect: Dialect) -> Result<serde_json::Value, ManifestError> {
+        crate::manifest::render(self.gate.toolbox().specs().filter(|s| self.may_call(s)), dialect)
     }
 
     /// The key calls of `tool` carry under the current intent, if one is declared.
@@ -298,30 +345,65 @@ impl Task {
     ///
     /// A store that cannot take the settlement keeps the estimate; the
     /// failure is logged (`gate::store`), the agent goes on, and the context
-    /// size still counts for the next repair.
+    /// size still counts for the next repair. [`record_turn`](Self::record_turn)
+    /// also reports the turn's latency.
     pub async fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
-        let actual = input_tokens.saturating_add(output_tokens);
+        self.report_turn(Some(input_tokens.saturating_add(output_tokens)), None)
+            .await;
+    }
+
+    /// Reports one model turn: how long it took (the wall-clock time of the
+    /// model call) and, when the provider said, its token usage. A custom
+    /// agent loop calls it after every model call; [`agent::run`](crate::agent::run)
+    /// does it itself.
+    ///
+    /// When the turn answered a repair (the model's last step was a
+    /// rejection or a correction), its latency is latency the repair added:
+    /// it counts in the task's latency budget, beside the failed attempts'
+    /// own time, so a later repair is refused once the budget is spent. The
+    /// usage is settled as [`record_usage`](Self::record_usage) does.
+    pub async fn record_turn(&mut self, latency: Duration, usage: Option<(u64, u64)>) {
+        let tokens = usage.map(|(input, output)| input.saturating_add(output));
+        self.report_turn(tokens, Some(latency)).await;
+    }
+
+    async fn report_turn(&mut self, tokens: Option<u64>, latency: Option<Duration>) {
         if let Err(e) = self.load().await {
-            self.unloaded_usage = Some(actual);
-            tracing::warn!(target: "gate::store", error = %e, task = %self.id, "usage not settled: the task could not be loaded");
+            if tokens.is_some() {
+                self.unloaded_usage = tokens;
+            }
+            tracing::warn!(target: "gate::store", error = %e, task = %self.id, "turn not recorded: the task could not be loaded");
             return;
         }
         let gate = self.gate.clone();
         let inner = gate.inner();
         let limit = inner.budget.token_limit();
         for _ in 0..MAX_CONFLICT_ROUNDS {
-            self.stored.state.context_tokens = actual;
-            self.stored.state.usage_reported = true;
-            let pending = self.stored.state.pending_tokens.clone();
-            if pending.is_empty() {
+            if let Some(actual) = tokens {
+                self.stored.state.context_tokens = actual;
+                self.stored.state.usage_reported = true;
+            }
+            let pending = match tokens {
+                Some(_) => self.stored.state.pending_tokens.clone(),
+                None => Vec::new(),
+            };
+            let repair_latency = latency.filter(|_| self.stored.state.repair_turn_pending);
+            if pending.is_empty() && repair_latency.is_none() {
                 return;
             }
-            let estimated = pending.iter().fold(0u64, |sum, r| sum.saturating_add(r.tokens));
             let mut task = self.stored.clone();
             task.writer = new_owner_token();
-            task.state.pending_tokens.clear();
             let mut budget = self.budget();
-            budget.settle_tokens(estimated, actual);
+            if let Some(spent) = repair_latency {
+                budget.record_latency(spent);
+                task.state.repair_turn_pending = false;
+            }
+            let actual = tokens.unwrap_or(0);
+            if !pending.is_empty() {
+                let estimated = pending.iter().fold(0u64, |sum, r| sum.saturating_add(r.tokens));
+                task.state.pending_tokens.clear();
+                budget.settle_tokens(estimated, actual);
+            }
             task.state.budget = budget.state();
             match persist::commit_usage(&*inner.store, &limit, &pending, actual, &task, inner.store_patience).await {
                 Committed::Done {
@@ -334,7 +416,7 @@ impl Task {
                 }
                 Committed::Conflict => self.reload().await,
                 Committed::Failed(e) => {
-                    tracing::warn!(target: "gate::store", error = %e, task = %self.id, "usage not settled: the estimate stands");
+                    tracing::warn!(target: "gate::store", error = %e, task = %self.id, "turn not recorded: the estimate stands");
                     return;
                 }
             }
@@ -376,11 +458,27 @@ impl Task {
             call_fp: raw_fingerprint(call),
             repeat: false,
         };
-        // The tool must exist; near misses are never executed.
+        // The tool must exist; near misses are never executed. The model is
+        // told only the names it may call.
         let (Some(tool), Some(validator)) = (inner.toolbox.get(&call.name), inner.validators.get(&call.name)) else {
-            let names = inner.toolbox.names();
+            let names: Vec<&str> = inner
+                .toolbox
+                .specs()
+                .filter(|s| self.may_call(s))
+                .map(ToolSpec::name)
+                .collect();
             return Err(refused(gate_validate::unknown_tool(&call.name, &names).message()));
         };
+        let missing: Vec<&str> = tool
+            .spec()
+            .scopes()
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !self.granted.contains(*s))
+            .collect();
+        if !missing.is_empty() {
+            return Err(refused(messages::scope_missing(&call.name, &missing)));
+        }
         let arguments = match validator.validate(&call.arguments) {
             Ok(args) => args.into_owned(),
             Err(rejection) => return Err(refused(rejection.message(&call.name))),
@@ -413,6 +511,7 @@ impl Task {
         let inner = self.gate.inner();
         let ctx = Ctx::new(&self.id, &self.user, &call.id, &call.name, &a.intent_key);
         let effects = a.tool.spec().effects();
+        let timeout = a.tool.spec().timeout().unwrap_or(inner.tool_timeout);
         let claim = (!effects.is_read_only()).then(|| ClaimRequest {
             user: self.user.clone(),
             key: a.intent_key.clone(),
@@ -420,7 +519,7 @@ impl Task {
             task_id: self.id.clone(),
             tool: call.name.clone(),
             idempotent: effects.is_idempotent(),
-            lease: LEASE,
+            lease: timeout + inner.store_patience + LEASE_MARGIN,
             owner: Some(new_owner_token()),
         });
         let store = &*inner.store;
@@ -430,6 +529,7 @@ impl Task {
             &ctx,
             &a.arguments,
             claim.as_ref(),
+            timeout,
             inner.store_patience,
         )
         .await
@@ -815,13 +915,15 @@ impl Task {
                     state.episode_rejections.push(sha256_hex(message));
                 }
                 state.rejections += 1;
+                state.repair_turn_pending = true;
                 grow_context(state, &text);
                 Step::Reject(feedback(FailureClass::Structural, text))
             }
             Decision::RetryWithCorrection(_) => {
                 let text = choice.feedback.clone().unwrap_or_default();
                 state.corrections_in_step += 1;
-                state.failed_calls.push(call_fp.clone());
+                remember_failed_call(state, &call_fp);
+                state.repair_turn_pending = true;
                 grow_context(state, &text);
                 Step::Retry(feedback(choice.class.unwrap_or(FailureClass::Transient), text))
             }
@@ -848,7 +950,10 @@ impl Task {
                     ),
                 };
                 state.corrections_in_step = 0;
-                if !is_error {
+                if is_error {
+                    // The same call would get the same answer (rule 3).
+                    remember_failed_call(state, &call_fp);
+                } else {
                     // A successful call ends the repair episode (rule 1).
                     state.episode_rejections.clear();
                 }
@@ -1003,6 +1108,7 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         pending_tokens,
         logged_repair_tokens,
         logged_latency_ms,
+        repair_turn_pending,
     } = new;
     old.rejections != *rejections
         || old.episode_rejections != *episode_rejections
@@ -1012,6 +1118,14 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         || old.pending_tokens != *pending_tokens
         || old.logged_repair_tokens != *logged_repair_tokens
         || old.logged_latency_ms != *logged_latency_ms
+        || old.repair_turn_pending != *repair_turn_pending
+}
+
+/// Rule 3's memory: the call that failed, once.
+fn remember_failed_call(state: &mut TaskState, call_fp: &str) {
+    if !state.failed_calls.iter().any(|fp| fp == call_fp) {
+        state.failed_calls.push(call_fp.to_owned());
+    }
 }
 
 /// Counts `text` into the context a repair would replay, while the provider
