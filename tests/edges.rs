@@ -338,17 +338,23 @@ async fn a_keyed_tool_stops_at_the_attempt_budget_and_waits_for_a_person() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_call_past_its_timeout_is_cancelled_and_is_a_timeout() {
-    let script = Script::new(&[Answer::Sleep(Duration::from_secs(3600))]);
+/// One call of a `writes` tool with `timeout` that answers with `answer`.
+async fn open_ticket_once(answer: Answer, timeout: Duration) -> (Arc<Script>, Step) {
+    let script = Script::new(&[answer]);
     let ticket = scripted("open_ticket", Effects::new().writes(), &script)
-        .with(|s| s.with_timeout(Duration::from_secs(10)).unwrap())
+        .with(|s| s.with_timeout(timeout).unwrap())
         .build();
     let gate = gate_of(vec![ticket], |b| b).await;
     let mut task = gate.task("u1");
     let step = task
         .handle(call("c1", "open_ticket", json!({"customer_id": "cus_1"})))
         .await;
+    (script, step)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_past_its_timeout_is_cancelled_and_is_a_timeout() {
+    let (script, step) = open_ticket_once(Answer::Sleep(Duration::from_secs(3600)), Duration::from_secs(10)).await;
     assert_eq!(fail_reason(&step), Some(FailReason::OutcomeUnknown), "{step:?}");
     assert_eq!(script.runs(), 1);
     assert_eq!(
@@ -373,15 +379,7 @@ async fn the_builder_default_timeout_applies_to_tools_without_one() {
 
 #[tokio::test]
 async fn a_blocking_tool_that_answers_after_its_timeout_is_a_timeout() {
-    let script = Script::new(&[Answer::Block(Duration::from_millis(300))]);
-    let ticket = scripted("open_ticket", Effects::new().writes(), &script)
-        .with(|s| s.with_timeout(Duration::from_millis(50)).unwrap())
-        .build();
-    let gate = gate_of(vec![ticket], |b| b).await;
-    let mut task = gate.task("u1");
-    let step = task
-        .handle(call("c1", "open_ticket", json!({"customer_id": "cus_1"})))
-        .await;
+    let (script, step) = open_ticket_once(Answer::Block(Duration::from_millis(300)), Duration::from_millis(50)).await;
     assert_eq!(fail_reason(&step), Some(FailReason::OutcomeUnknown), "{step:?}");
     assert_eq!(script.finished.load(Ordering::SeqCst), 1, "it did finish, late");
 }

@@ -222,26 +222,16 @@ impl<'a> Diag<'a> {
         } else {
             n.types
         };
-        for (b, name) in [
-            (T_OBJECT, "object"),
-            (T_ARRAY, "array"),
-            (T_STRING, "string"),
-            (T_NUMBER, "number"),
-            (T_INTEGER, "integer"),
-            (T_BOOL, "boolean"),
-            (T_NULL, "null"),
-        ] {
-            if t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0) {
-                let mut s = name.to_string();
-                if b == T_STRING {
-                    s.push_str(&self.string_constraints(n));
-                } else if b == T_INTEGER || b == T_NUMBER {
-                    s.push_str(&number_constraints(n));
-                } else if b == T_ARRAY {
-                    s.push_str(&array_constraints(n));
-                }
-                names.push(s);
+        for (b, name) in type_names(t) {
+            let mut s = name.to_string();
+            if b == T_STRING {
+                s.push_str(&self.string_constraints(n));
+            } else if b == T_INTEGER || b == T_NUMBER {
+                s.push_str(&number_constraints(n));
+            } else if b == T_ARRAY {
+                s.push_str(&array_constraints(n));
             }
+            names.push(s);
         }
         if names.is_empty() {
             return "no value at all".into();
@@ -256,19 +246,7 @@ impl<'a> Diag<'a> {
         if t == T_ALL {
             return "any value".into();
         }
-        let names: Vec<&str> = [
-            (T_OBJECT, "object"),
-            (T_ARRAY, "array"),
-            (T_STRING, "string"),
-            (T_NUMBER, "number"),
-            (T_INTEGER, "integer"),
-            (T_BOOL, "boolean"),
-            (T_NULL, "null"),
-        ]
-        .into_iter()
-        .filter(|&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
-        .map(|(_, name)| name)
-        .collect();
+        let names: Vec<&str> = type_names(t).map(|(_, name)| name).collect();
         if names.is_empty() {
             "no value at all".into()
         } else {
@@ -937,4 +915,20 @@ fn canonical(t: &Tree) -> String {
             s
         }
     }
+}
+
+/// The JSON types in the set `t`, each with its bit, in the order messages
+/// name them; `integer` is left out where `number` already covers it.
+fn type_names(t: u8) -> impl Iterator<Item = (u8, &'static str)> {
+    [
+        (T_OBJECT, "object"),
+        (T_ARRAY, "array"),
+        (T_STRING, "string"),
+        (T_NUMBER, "number"),
+        (T_INTEGER, "integer"),
+        (T_BOOL, "boolean"),
+        (T_NULL, "null"),
+    ]
+    .into_iter()
+    .filter(move |&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
 }
