@@ -522,6 +522,7 @@ async fn every_decision_is_logged_to_the_store_and_to_extra_sinks() {
     ] {
         assert!(lines[0].get(field).is_some(), "missing {field}");
     }
+    gate.shutdown().await;
     let stored = gate.store().list_decisions(&Default::default()).await.unwrap();
     assert_eq!(stored.len(), 2);
     // Records carry what each decision spent, so they sum to the task's total.

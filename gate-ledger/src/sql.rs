@@ -156,6 +156,25 @@ pub const SCHEMA_VERSION: i64 = 2;
 const DECISION_COLS: &str = "decision_id, at, task_id, user_id, call_id, tool, class, action, fail_reason, \
 attempt, attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key";
 
+/// Decision records per multi-row insert: 64 × 15 parameters stays far
+/// below SQLite's (32,766) and PostgreSQL's (65,535) limits.
+const ROWS_PER_INSERT: usize = 64;
+
+/// `INSERT … VALUES (…), (…) …` for `rows` decision records, each once per id.
+fn multi_row_decision_insert(rows: usize) -> String {
+    let columns = DECISION_COLS.split(',').count();
+    let values: Vec<String> = (0..rows)
+        .map(|row| {
+            let params: Vec<String> = (1..=columns).map(|c| format!("${}", row * columns + c)).collect();
+            format!("({})", params.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO gate_decisions ({DECISION_COLS}) VALUES {} ON CONFLICT (decision_id) DO NOTHING",
+        values.join(", ")
+    )
+}
+
 /// The task columns, in bind order.
 const TASK_COLS: &str = "user_id, task_id, revision, writer, terminal, state, failure, failed_reason, \
 failed_intent_key, failed_at, reopened_at, updated_at";
@@ -875,6 +894,20 @@ macro_rules! sql_backend {
                     bind_decision!(sqlx::query(&self.sql.append_decision), record)
                         .execute(&mut *self.tx)
                         .await?;
+                    Ok(())
+                })
+            }
+
+            fn append_decisions<'b>(&'b mut self, records: &'b [DecisionRecord]) -> BoxFuture<'b, Res<()>> {
+                Box::pin(async move {
+                    for chunk in records.chunks(ROWS_PER_INSERT) {
+                        let sql = multi_row_decision_insert(chunk.len());
+                        let mut query = sqlx::query(&sql);
+                        for record in chunk {
+                            query = bind_decision!(query, record);
+                        }
+                        query.execute(&mut *self.tx).await?;
+                    }
                     Ok(())
                 })
             }

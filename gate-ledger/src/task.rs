@@ -174,6 +174,17 @@ pub trait TaskTransaction<'a>: Send {
     /// Appends a decision record (once per id).
     fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Result<(), LedgerError>>;
 
+    /// Appends `records` in order (each once per id). SQL stores send them
+    /// as multi-row inserts; the default appends one at a time.
+    fn append_decisions<'b>(&'b mut self, records: &'b [DecisionRecord]) -> BoxFuture<'b, Result<(), LedgerError>> {
+        Box::pin(async move {
+            for record in records {
+                self.append_decision(record).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// Commits everything.
     fn commit(self: Box<Self>) -> BoxFuture<'a, Result<(), LedgerError>>;
 }

@@ -366,6 +366,25 @@ async fn t08_writes_resent_after_a_lost_answer_find_their_own_result(h: &Harness
     assert!(e.is_stale(), "{e}");
 }
 
+// A batch of decision records (more than one multi-row insert holds) lands
+// in order, each once: an id already stored and an id twice in the batch
+// are skipped, as a resent batch is.
+async fn t09_a_batch_of_decisions_lands_in_order_once_per_id(h: &Harness) {
+    let mut tx = h.ledger.begin().await.expect("begin");
+    tx.append_decision(&decision("d-003", "batch")).await.expect("append");
+    tx.commit().await.expect("commit");
+    let mut batch: Vec<DecisionRecord> = (0..150).map(|i| decision(&format!("d-{i:03}"), "batch")).collect();
+    batch.insert(12, decision("d-010", "batch"));
+    batch.push(decision("d-010", "batch"));
+    let mut tx = h.ledger.begin().await.expect("begin");
+    tx.append_decisions(&batch).await.expect("append a batch");
+    tx.commit().await.expect("commit");
+    let ids: Vec<String> = decisions_of(h, "batch").await.into_iter().map(|d| d.id).collect();
+    let mut expected = vec!["d-003".to_owned()];
+    expected.extend((0..150).filter(|i| *i != 3).map(|i| format!("d-{i:03}")));
+    assert_eq!(ids, expected);
+}
+
 suite!(
     all: [
         t01_task_state_round_trips_under_compare_and_set,
@@ -376,6 +395,7 @@ suite!(
         t06_failed_tasks_are_listed_until_reopened,
         t07_resolving_an_intent_reopens_the_task_that_waited_for_it,
         t08_writes_resent_after_a_lost_answer_find_their_own_result,
+        t09_a_batch_of_decisions_lands_in_order_once_per_id,
     ],
     sql_only: []
 );

@@ -20,6 +20,7 @@ use rand::rngs::StdRng;
 use super::budget::Budget;
 use super::gate::{Gate, Inner};
 use super::log::DecisionSink;
+use super::writer::SuccessWriter;
 use crate::Toolbox;
 
 /// The default store: an SQLite file in the working directory.
@@ -289,6 +290,7 @@ impl GateBuilder {
             Some(choice) => choice,
             None => Some(default_result_sanitizer()?),
         };
+        let successes = SuccessWriter::start(storage.clone(), self.store_patience);
         Ok(Gate::from_inner(Inner {
             toolbox: self.toolbox,
             validators,
@@ -305,6 +307,7 @@ impl GateBuilder {
                 Some(seed) => StdRng::seed_from_u64(seed),
                 None => StdRng::from_os_rng(),
             }),
+            successes,
         }))
     }
 }

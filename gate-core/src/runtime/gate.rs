@@ -17,6 +17,7 @@ use rand::rngs::StdRng;
 
 use super::budget::Budget;
 use super::log::DecisionSink;
+use super::writer::SuccessWriter;
 use crate::Toolbox;
 
 /// The shared part of the runtime: toolbox, validators, store, sanitizer,
@@ -40,6 +41,8 @@ pub(super) struct Inner {
     pub(super) tool_timeout: Duration,
     pub(super) sinks: Vec<Arc<dyn DecisionSink>>,
     pub(super) rng: Mutex<StdRng>,
+    /// Where the records of successful read-only calls wait for their batch.
+    pub(super) successes: SuccessWriter,
 }
 
 impl std::fmt::Debug for Gate {
@@ -78,6 +81,17 @@ impl Gate {
     /// The sanitizer applied to every text the model sees.
     pub fn sanitizer(&self) -> &Sanitizer {
         &self.inner.sanitizer
+    }
+
+    /// Writes every decision record still queued and waits until it is in
+    /// the store. The records of successful read-only calls are written in
+    /// the background, in batches, so that such a call waits for no disk;
+    /// everything else is written before its step returns. Call this before
+    /// the process exits (a crash loses at most those queued records) and
+    /// before reading the decision log of calls just made. The gate stays
+    /// usable afterwards.
+    pub async fn shutdown(&self) {
+        self.inner.successes.flush().await;
     }
 
     /// Repair tokens that count in `user`'s window now, for every worker on

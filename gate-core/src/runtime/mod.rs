@@ -26,6 +26,7 @@ mod persist;
 pub mod policy;
 pub mod step;
 mod task;
+mod writer;
 
 pub use budget::Budget;
 pub use builder::{

@@ -105,7 +105,8 @@ type Attempted<W> = Result<Result<(W, Option<i64>), W>, LedgerError>;
 
 /// Commits one decision: reserves `tokens` (if any) in the user's window,
 /// lets `build` turn the window's answer into the writes, and stores the
-/// task and the decision record, all in one transaction, sent again while the
+/// `earlier` decision records (queued successes, which go first), the task
+/// and the decision record, all in one transaction, sent again while the
 /// store is unavailable.
 ///
 /// `build` must use the same writer token and decision id on every call, so
@@ -114,6 +115,7 @@ type Attempted<W> = Result<Result<(W, Option<i64>), W>, LedgerError>;
 pub(super) async fn commit_decision<W, F>(
     store: &dyn Storage,
     tokens: Option<TokenRequest<'_>>,
+    earlier: &[DecisionRecord],
     patience: Duration,
     mut build: F,
 ) -> Committed<W>
@@ -125,7 +127,7 @@ where
     let mut prebuilt = None;
     if tokens.is_none() {
         let writes = build(None);
-        if writes.task().is_none() {
+        if writes.task().is_none() && earlier.is_empty() {
             // Nothing but a record (a plain success): one statement, as
             // without task state; its id makes sending it again harmless.
             return match writes.decision() {
@@ -142,19 +144,25 @@ where
     }
     let mut build = |answer| prebuilt.take().unwrap_or_else(|| build(answer));
     loop {
-        let attempted = decision_tx(store, tokens.as_ref(), &mut build).await;
+        let attempted = decision_tx(store, tokens.as_ref(), earlier, &mut build).await;
         if let Some(end) = conclude(store, attempted, &mut pause, "decision commit").await {
             return end;
         }
     }
 }
 
-async fn decision_tx<W, F>(store: &dyn Storage, tokens: Option<&TokenRequest<'_>>, build: &mut F) -> Attempted<W>
+async fn decision_tx<W, F>(
+    store: &dyn Storage,
+    tokens: Option<&TokenRequest<'_>>,
+    earlier: &[DecisionRecord],
+    build: &mut F,
+) -> Attempted<W>
 where
     W: Writes,
     F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
 {
     let mut tx = store.begin().await?;
+    tx.append_decisions(earlier).await?;
     let answer = match tokens {
         Some(t) => Some(tx.reserve_tokens(t.user, t.limit, t.tokens).await?),
         None => None,

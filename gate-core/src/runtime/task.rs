@@ -23,7 +23,7 @@ use gate_budget::{
 };
 use gate_ledger::{
     Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Lease, LedgerError, State,
-    TaskRecord, TaskState, Timestamp, new_owner_token,
+    StoreKind, TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -586,35 +586,51 @@ impl Task {
             } => return self.unrecorded(call, admitted, verdict, attempt_no, error).await,
             _ => {}
         }
+        if let Some(concluded) = self.queue_success(call, admitted, verdict, attempt_no).await {
+            return concluded;
+        }
+        // The log keeps the process's order: the queued successes go into
+        // this decision's transaction, ahead of it (back to the queue if it
+        // does not land).
+        let earlier = inner.successes.take_queued().await;
         let mut store_error = String::new();
         for _ in 0..MAX_CONFLICT_ROUNDS {
             let choice = self.choose(call, admitted, verdict);
             // One writer token and decision id per decision, whatever the
             // number of sends, so a commit that landed unseen is recognised.
             let writer = new_owner_token();
-            let decision_id = new_owner_token();
+            let decision_id = new_decision_id();
             let at = inner.store.now();
             let tokens = (choice.tokens > 0).then(|| TokenRequest {
                 user: &self.user,
                 limit: &limit,
                 tokens: choice.tokens,
             });
-            let committed = persist::commit_decision(&*inner.store, tokens, inner.store_patience, |answer| {
-                self.settle(
-                    call,
-                    admitted,
-                    verdict,
-                    &choice,
-                    answer,
-                    &writer,
-                    &decision_id,
-                    at,
-                    attempt_no,
-                )
-            })
+            let committed = persist::commit_decision(
+                &*inner.store,
+                tokens,
+                earlier.records(),
+                inner.store_patience,
+                |answer| {
+                    self.settle(
+                        call,
+                        admitted,
+                        verdict,
+                        &choice,
+                        answer,
+                        &writer,
+                        &decision_id,
+                        at,
+                        attempt_no,
+                    )
+                },
+            )
             .await;
             match committed {
-                Committed::Done { writes, revision } => return self.finish(writes, revision, verdict).await,
+                Committed::Done { writes, revision } => {
+                    earlier.stored();
+                    return self.finish(writes, revision, verdict).await;
+                }
                 Committed::Conflict => {
                     self.reload().await;
                     store_error = "the task kept changing on another worker".to_owned();
@@ -626,6 +642,57 @@ impl Task {
             }
         }
         self.unrecorded(call, admitted, verdict, attempt_no, &store_error).await
+    }
+
+    /// The fast path: a successful read-only call that changes nothing in
+    /// the task's state queues its decision record for the background
+    /// writer and returns without waiting for the store. `None` when the
+    /// decision must be written before the step returns.
+    async fn queue_success(
+        &mut self,
+        call: &ToolCall,
+        admitted: Option<&Admitted>,
+        verdict: &Verdict,
+        attempt_no: i64,
+    ) -> Option<Concluded> {
+        let read_only = admitted.is_some_and(|a| a.tool.spec().effects().is_read_only());
+        let success = matches!(
+            verdict,
+            Verdict::Returned {
+                is_error: false,
+                replayed: false,
+                ..
+            }
+        );
+        if !read_only || !success || self.stored.terminal {
+            return None;
+        }
+        let choice = self.choose(call, admitted, verdict);
+        let inner = self.gate.inner();
+        let at = inner.store.now();
+        let settled = self.settle(
+            call,
+            admitted,
+            verdict,
+            &choice,
+            None,
+            &new_owner_token(),
+            &new_decision_id(),
+            at,
+            attempt_no,
+        );
+        if settled.task.is_some() {
+            return None;
+        }
+        if inner.store.store() == StoreKind::Memory {
+            // No disk to wait for: the record is stored in place, in order.
+            if let Err(e) = inner.store.append_decision(&settled.record).await {
+                tracing::error!(target: "gate::store", error = %e, task = %self.id, "decision not stored");
+            }
+        } else {
+            inner.successes.push(settled.record.clone()).await;
+        }
+        Some(self.finish(settled, None, verdict).await)
     }
 
     /// Reads the task again after another worker changed it.
@@ -665,7 +732,7 @@ impl Task {
             &choice,
             None,
             &new_owner_token(),
-            &new_owner_token(),
+            &new_decision_id(),
             at,
             attempt_no,
         );

@@ -288,6 +288,7 @@ async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!("ready");
     wait_for(&args.go).await;
+    let flush = gate.clone();
     match args.work {
         Work::Repairs { user, worker, .. } => repairs(gate, args.tasks, user, worker).await,
         Work::Charges {
@@ -298,6 +299,7 @@ async fn run(args: Args) -> Result<(), String> {
         } => charges(gate, args.tasks, customers, process, processes).await,
         Work::Calls { kind, count, .. } => calls(gate, kind, count).await,
     }
+    flush.shutdown().await;
     Ok(())
 }
 

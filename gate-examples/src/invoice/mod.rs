@@ -355,6 +355,8 @@ pub async fn run_demo(
         results.push(result);
     }
     let queue_at_end = queue(&gate, &options.run_id).await?;
+    // The log is complete for `gate report` once the queued successes are in.
+    gate.shutdown().await;
     Ok(DemoReport {
         total_repair_tokens: results.iter().map(|r| r.repair_tokens).sum(),
         scenarios: results,

@@ -1,0 +1,139 @@
+//! What the gate costs per call: `task.handle` on a valid read-only call (an
+//! invoice of 5 fields with 3 nested lines), per store, next to the floor:
+//! parsing the same arguments with `serde_json::from_str` and calling the
+//! function directly. Both run in the same group, so their ratio is what to
+//! read, never a bare time. PostgreSQL is measured when `GATE_POSTGRES_URL`
+//! is set.
+
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gate::{Gate, ToolCall, ToolError, tools};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One line of an invoice.
+#[derive(Deserialize, Serialize, JsonSchema)]
+struct Line {
+    /// What was sold.
+    sku: String,
+    /// How many.
+    quantity: u32,
+    /// Price per unit, in cents.
+    unit_cents: u64,
+}
+
+/// The arguments: an invoice to check.
+#[derive(Deserialize, Serialize, JsonSchema)]
+struct Invoice {
+    /// The invoice.
+    id: String,
+    /// The customer.
+    customer_id: String,
+    /// ISO currency code.
+    currency: String,
+    /// Due date.
+    due: String,
+    /// The lines.
+    lines: Vec<Line>,
+}
+
+const ARGUMENTS: &str = r#"{"id": "INV-42", "customer_id": "cus_1", "currency": "EUR", "due": "2026-12-31",
+ "lines": [{"sku": "A-1", "quantity": 2, "unit_cents": 1250}, {"sku": "B-7", "quantity": 1, "unit_cents": 990},
+           {"sku": "C-3", "quantity": 5, "unit_cents": 100}]}"#;
+
+fn total(invoice: &Invoice) -> u64 {
+    invoice.lines.iter().map(|l| u64::from(l.quantity) * l.unit_cents).sum()
+}
+
+struct Billing;
+
+#[tools]
+impl Billing {
+    /// Total an invoice.
+    #[tool(read_only)]
+    fn invoice_total(
+        &self,
+        /// The invoice.
+        id: String,
+        /// The customer.
+        customer_id: String,
+        /// ISO currency code.
+        currency: String,
+        /// Due date.
+        due: String,
+        /// The lines.
+        lines: Vec<Line>,
+    ) -> Result<u64, ToolError> {
+        let invoice = Invoice {
+            id,
+            customer_id,
+            currency,
+            due,
+            lines,
+        };
+        Ok(total(&invoice))
+    }
+}
+
+fn stores() -> Vec<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("gate-bench-handle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let mut stores = vec![
+        ("memory".to_owned(), "memory:".to_owned()),
+        ("sqlite".to_owned(), format!("sqlite:{}", dir.join("gate.db").display())),
+    ];
+    if let Some(url) = std::env::var("GATE_POSTGRES_URL").ok().filter(|u| !u.is_empty()) {
+        stores.push(("postgres".to_owned(), url));
+    }
+    stores
+}
+
+fn handle(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut group = c.benchmark_group("valid read-only call");
+    group.bench_function("floor: serde_json::from_str + the function", |b| {
+        b.iter(|| {
+            let invoice: Invoice = serde_json::from_str(std::hint::black_box(ARGUMENTS)).expect("valid");
+            std::hint::black_box(total(&invoice))
+        })
+    });
+    for (name, url) in stores() {
+        let gate = runtime.block_on(async {
+            Gate::builder(Billing.into_toolbox())
+                .store(&url)
+                .build()
+                .await
+                .expect("a gate")
+        });
+        let mut task = gate.task("bench-user");
+        let first = runtime.block_on(task.handle(ToolCall::new("c0", "invoice_total", ARGUMENTS)));
+        assert!(
+            matches!(&first, gate::Step::Return(out) if !out.is_error),
+            "the benchmarked call must succeed: {}",
+            first.model_text()
+        );
+        group.bench_function(format!("task.handle, {name}"), |b| {
+            b.iter_custom(|iters| {
+                runtime.block_on(async {
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        let call = ToolCall::new("c1", "invoice_total", ARGUMENTS);
+                        std::hint::black_box(task.handle(call).await);
+                    }
+                    started.elapsed()
+                })
+            })
+        });
+        runtime.block_on(gate.shutdown());
+    }
+    group.finish();
+}
+
+criterion_group!(benches, handle);
+criterion_main!(benches);
