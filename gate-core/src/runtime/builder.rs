@@ -255,12 +255,12 @@ impl GateBuilder {
                 None,
             ));
         }
-        let too_long = std::iter::once(("the default tool timeout".to_owned(), self.tool_timeout)).chain(
+        let timeouts = std::iter::once(("the default tool timeout".to_owned(), self.tool_timeout)).chain(
             self.toolbox
                 .specs()
                 .filter_map(|s| s.timeout().map(|t| (format!("tool `{}`'s timeout", s.name()), t))),
         );
-        for (what, timeout) in too_long {
+        for (what, timeout) in timeouts {
             if timeout.is_zero() || timeout > MAX_TOOL_TIMEOUT {
                 return Err(GateError::new(
                     Kind::InvalidSetting,

@@ -29,7 +29,7 @@ use tokio::sync::{Notify, Semaphore};
 use super::persist::retrying;
 
 /// Records the queue holds before callers wait.
-pub(super) const QUEUE_CAPACITY: usize = 4096;
+const QUEUE_CAPACITY: usize = 4096;
 /// Records written per transaction at most.
 const BATCH: usize = 512;
 /// The pause before records the store did not take within the patience are
