@@ -134,12 +134,7 @@ fn one_of_values(values: &[Value], sent: Option<&Tree>) -> String {
     let keys: Vec<&str> = owned_keys.iter().map(String::as_str).collect();
     let sent = sent.and_then(sent_key);
     let l = suggest::listing(&rendered, &keys, sent.as_deref(), LIST_BUDGET_CHARS, false);
-    let shown = l
-        .shown
-        .iter()
-        .map(|&i| rendered[i].as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let shown = l.joined(&rendered);
     if l.more == 0 {
         format!("one of {shown}")
     } else if l.closest_first {
@@ -751,12 +746,7 @@ impl<'a> Diag<'a> {
         let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
         let rendered: Vec<String> = names.iter().map(|k| render::code(k)).collect();
         let l = suggest::listing(&rendered, &names, Some(key), LIST_BUDGET_CHARS, false);
-        let shown = l
-            .shown
-            .iter()
-            .map(|&i| rendered[i].as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let shown = l.joined(&rendered);
         let allowed = if names.is_empty() {
             "no fields are allowed here".to_string()
         } else if l.more == 0 {

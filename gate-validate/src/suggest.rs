@@ -82,6 +82,17 @@ pub(crate) struct Listing {
     pub closest_first: bool,
 }
 
+impl Listing {
+    /// The shown items of `rendered`, joined with `", "`.
+    pub(crate) fn joined(&self, rendered: &[String]) -> String {
+        self.shown
+            .iter()
+            .map(|&i| rendered[i].as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Chooses which of the rendered targets to show within `budget` characters
 /// (joined with `", "`). `rendered[i]` displays `keys[i]`, the text compared
 /// with `sent`.

@@ -668,19 +668,8 @@ impl Task {
             return None;
         }
         let choice = self.choose(call, admitted, verdict);
+        let settled = self.settle_once(call, admitted, verdict, &choice, attempt_no);
         let inner = self.gate.inner();
-        let at = inner.store.now();
-        let settled = self.settle(
-            call,
-            admitted,
-            verdict,
-            &choice,
-            None,
-            &new_owner_token(),
-            &new_decision_id(),
-            at,
-            attempt_no,
-        );
         if settled.task.is_some() {
             return None;
         }
@@ -724,18 +713,7 @@ impl Task {
                 ..Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), choice.class)
             };
         }
-        let at = self.gate.inner().store.now();
-        let settled = self.settle(
-            call,
-            admitted,
-            verdict,
-            &choice,
-            None,
-            &new_owner_token(),
-            &new_decision_id(),
-            at,
-            attempt_no,
-        );
+        let settled = self.settle_once(call, admitted, verdict, &choice, attempt_no);
         tracing::error!(
             target: "gate::store",
             error = %store_error,
@@ -901,6 +879,30 @@ impl Task {
             Err(refusal) => choice.decision = redecide(&situation, &refusal),
         }
         choice
+    }
+
+    /// [`settle`](Self::settle) for a decision that is settled once, with
+    /// no token answer: its writer token and decision id are fresh.
+    fn settle_once(
+        &self,
+        call: &ToolCall,
+        admitted: Option<&Admitted>,
+        verdict: &Verdict,
+        choice: &Choice,
+        attempt_no: i64,
+    ) -> Settled {
+        let at = self.gate.inner().store.now();
+        self.settle(
+            call,
+            admitted,
+            verdict,
+            choice,
+            None,
+            &new_owner_token(),
+            &new_decision_id(),
+            at,
+            attempt_no,
+        )
     }
 
     /// Turns a choice and the window's answer into the step, the task's new
