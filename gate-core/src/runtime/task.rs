@@ -23,7 +23,7 @@ use gate_budget::{
 };
 use gate_ledger::{
     Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Lease, LedgerError, State,
-    StoreKind, TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
+    TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -260,7 +260,15 @@ impl Task {
 
     /// Whether every scope `spec` declares is granted to the task.
     pub fn may_call(&self, spec: &ToolSpec) -> bool {
-        spec.scopes().iter().all(|s| self.granted.contains(s))
+        self.missing_scopes(spec).next().is_none()
+    }
+
+    /// The scopes `spec` declares that the task was not granted.
+    fn missing_scopes<'s>(&'s self, spec: &'s ToolSpec) -> impl Iterator<Item = &'s str> + 's {
+        spec.scopes()
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !self.granted.contains(*s))
     }
 
     /// The tool definitions of what this task may call, for a provider:
@@ -469,13 +477,7 @@ impl Task {
                 .collect();
             return Err(refused(gate_validate::unknown_tool(&call.name, &names).message()));
         };
-        let missing: Vec<&str> = tool
-            .spec()
-            .scopes()
-            .iter()
-            .map(String::as_str)
-            .filter(|s| !self.granted.contains(*s))
-            .collect();
+        let missing: Vec<&str> = self.missing_scopes(tool.spec()).collect();
         if !missing.is_empty() {
             return Err(refused(messages::scope_missing(&call.name, &missing)));
         }
@@ -673,14 +675,7 @@ impl Task {
         if settled.task.is_some() {
             return None;
         }
-        if inner.store.store() == StoreKind::Memory {
-            // No disk to wait for: the record is stored in place, in order.
-            if let Err(e) = inner.store.append_decision(&settled.record).await {
-                tracing::error!(target: "gate::store", error = %e, task = %self.id, "decision not stored");
-            }
-        } else {
-            inner.successes.push(settled.record.clone()).await;
-        }
+        inner.successes.push(&settled.record).await;
         Some(self.finish(settled, None, verdict).await)
     }
 

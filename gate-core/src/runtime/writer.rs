@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use gate_ledger::{DecisionRecord, LedgerError, Storage};
+use gate_ledger::{DecisionRecord, LedgerError, Storage, StoreKind};
 use tokio::sync::{Notify, Semaphore};
 
 use super::persist::retrying;
@@ -145,12 +145,20 @@ impl SuccessWriter {
         SuccessWriter { shared }
     }
 
-    /// Queues `record`, waiting while the queue is full.
-    pub(super) async fn push(&self, record: DecisionRecord) {
+    /// Queues `record`, waiting while the queue is full. The memory store
+    /// has no disk to wait for: there the record is stored in place, in
+    /// order, and the queue stays empty.
+    pub(super) async fn push(&self, record: &DecisionRecord) {
+        if self.shared.store.store() == StoreKind::Memory {
+            if let Err(e) = self.shared.store.append_decision(record).await {
+                tracing::error!(target: "gate::store", error = %e, id = %record.id, "decision not stored");
+            }
+            return;
+        }
         if let Ok(place) = self.shared.space.acquire().await {
             place.forget();
         }
-        self.shared.pending().push_back(record);
+        self.shared.pending().push_back(record.clone());
         self.shared.wake.notify_one();
     }
 
