@@ -89,6 +89,15 @@ pub trait Ledger: Send + Sync + fmt::Debug {
     /// store unavailable.
     fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Result<Claim, LedgerError>>;
 
+    /// [`claim`](Self::claim) and [`dispatch`](Self::dispatch) in one write:
+    /// an acquired lease is already `Dispatched`, durable when this returns,
+    /// and the tool may run at once. One commit instead of two on the path
+    /// of every side effect; the price is that a crash between this write and
+    /// the call is seen as a dispatched call (an unknown outcome for a tool
+    /// that is not idempotent), never as one that did not start: the
+    /// conservative reading, which a person resolves.
+    fn claim_and_dispatch<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Result<Claim, LedgerError>>;
+
     /// Claimed → Dispatched: writes and commits `dispatched_at` and extends the
     /// lease by its ttl. Call it immediately before running the tool; when it
     /// returns `Ok` the marker is durable. Refused (stale) if the lease expired.
@@ -210,7 +219,7 @@ pub(crate) struct Update<'a> {
     pub attempt: i64,
     pub owner: &'a str,
     pub now: Timestamp,
-    pub change: Change,
+    pub change: &'a Change,
 }
 
 /// The three lease-holder writes.
@@ -255,9 +264,13 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
     fn append_decision(&self, d: &DecisionRecord) -> impl Future<Output = Res<()>> + Send;
     fn list_decisions(&self, q: &DecisionQuery) -> impl Future<Output = Res<Vec<DecisionRecord>>> + Send;
     fn load_task(&self, user: &str, task_id: &str) -> impl Future<Output = Res<Option<TaskRecord>>> + Send;
-    /// Starts a transaction reading "now" from `clock`.
-    fn begin<'a>(&'a self, clock: &'a dyn Clock)
-    -> impl Future<Output = Res<Box<dyn TaskTransaction<'a> + 'a>>> + Send;
+    /// Starts a transaction reading "now" from `clock`; intents it finishes
+    /// are kept for `retention`.
+    fn begin<'a>(
+        &'a self,
+        clock: &'a dyn Clock,
+        retention: Duration,
+    ) -> impl Future<Output = Res<Box<dyn TaskTransaction<'a> + 'a>>> + Send;
     /// Terminal tasks: failures needing reconciliation first, then oldest first.
     fn list_failed_tasks(&self, limit: u32) -> impl Future<Output = Res<Vec<TaskRecord>>> + Send;
     /// Terminal tasks of `user` whose failure named intent `key`.
@@ -335,6 +348,32 @@ fn lease_of(r: &LedgerRecord, ttl: Duration) -> Lease {
     }
 }
 
+/// Whether a claim also commits the dispatch (one write instead of two).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClaimMode {
+    Claim,
+    ClaimAndDispatch,
+}
+
+impl ClaimMode {
+    /// The state a claim made in this mode writes.
+    fn state(self) -> State {
+        match self {
+            ClaimMode::Claim => State::Claimed,
+            ClaimMode::ClaimAndDispatch => State::Dispatched,
+        }
+    }
+
+    /// `record`, a new claim, as this mode writes it.
+    fn start(self, mut record: LedgerRecord, now: Timestamp) -> LedgerRecord {
+        if self == ClaimMode::ClaimAndDispatch {
+            record.state = State::Dispatched;
+            record.dispatched_at = Some(now);
+        }
+        record
+    }
+}
+
 fn fresh_claim(req: &ClaimRequest, attempt: i64, now: Timestamp) -> LedgerRecord {
     LedgerRecord {
         user: req.user.clone(),
@@ -378,10 +417,10 @@ fn takeover(cur: &LedgerRecord, req: &ClaimRequest, now: Timestamp) -> LedgerRec
 }
 
 impl<B: Backend> Core<B> {
-    async fn claim_impl(&self, req: &ClaimRequest) -> Res<Claim> {
+    async fn claim_impl(&self, req: &ClaimRequest, mode: ClaimMode) -> Res<Claim> {
         check_request(req)?;
         let now = self.clock.now();
-        let fresh = fresh_claim(req, 1, now);
+        let fresh = mode.start(fresh_claim(req, 1, now), now);
         for _ in 0..MAX_CAS_ROUNDS {
             if self.backend.insert(&fresh).await? {
                 return Ok(Claim::Acquired(lease_of(&fresh, req.lease)));
@@ -392,7 +431,7 @@ impl<B: Backend> Core<B> {
             };
             if req.owner.is_some()
                 && cur.owner == req.owner
-                && cur.state == State::Claimed
+                && cur.state == mode.state()
                 && cur.fingerprint == req.fingerprint
                 && cur.lease_live(now)
             {
@@ -403,7 +442,7 @@ impl<B: Backend> Core<B> {
                 // Past retention the key is free again (Stripe: a reused key after
                 // pruning is a new request); the attempt keeps counting up so old
                 // leases can never match the new record.
-                let mut new = fresh_claim(req, cur.attempt.saturating_add(1), now);
+                let mut new = mode.start(fresh_claim(req, cur.attempt.saturating_add(1), now), now);
                 new.reconciliation = None;
                 if self.backend.replace(&Expect::of(&cur), &new).await? {
                     return Ok(Claim::Acquired(lease_of(&new, req.lease)));
@@ -417,7 +456,7 @@ impl<B: Backend> Core<B> {
                 // so the intent runs again with the corrected arguments.
                 let new = LedgerRecord {
                     fingerprint: req.fingerprint.clone(),
-                    ..takeover(&cur, req, now)
+                    ..mode.start(takeover(&cur, req, now), now)
                 };
                 if self.backend.replace(&Expect::of(&cur), &new).await? {
                     return Ok(Claim::Acquired(lease_of(&new, req.lease)));
@@ -475,7 +514,7 @@ impl<B: Backend> Core<B> {
                 _ => {
                     // Expired Claimed (nothing sent), expired Dispatched of an
                     // idempotent tool, FailedRetryable, Reconciled(NotExecuted).
-                    let new = takeover(&cur, req, now);
+                    let new = mode.start(takeover(&cur, req, now), now);
                     if self.backend.replace(&Expect::of(&cur), &new).await? {
                         return Ok(Claim::Acquired(lease_of(&new, req.lease)));
                     }
@@ -493,33 +532,7 @@ impl<B: Backend> Core<B> {
     async fn refusal(&self, lease: &Lease, what: &str, needs: &[State]) -> LedgerError {
         match self.backend.load(&lease.user, &lease.key).await {
             Err(e) => e,
-            Ok(None) => LedgerError::not_found(format!("no record for intent key {}", lease.key)),
-            Ok(Some(cur)) => {
-                if cur.attempt != lease.attempt || cur.owner.as_deref() != Some(lease.owner.as_str()) {
-                    LedgerError::stale(format!(
-                        "cannot {what} {}: attempt {} was superseded by attempt {}",
-                        lease.key, lease.attempt, cur.attempt
-                    ))
-                } else if cur.state.is_in_flight() && needs.contains(&cur.state) {
-                    LedgerError::stale(format!(
-                        "cannot {what} {}: the lease expired at {}",
-                        lease.key,
-                        cur.lease_expires_at.unwrap_or_default()
-                    ))
-                } else if cur.state.is_in_flight() {
-                    LedgerError::invalid_transition(format!(
-                        "cannot {what} {}: it is {}, not {}",
-                        lease.key,
-                        cur.state,
-                        needs.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ")
-                    ))
-                } else {
-                    LedgerError::stale(format!(
-                        "cannot {what} {}: the record already moved on to {}",
-                        lease.key, cur.state
-                    ))
-                }
-            }
+            Ok(current) => refusal_of(lease, what, needs, current),
         }
     }
 
@@ -532,7 +545,7 @@ impl<B: Backend> Core<B> {
             attempt: lease.attempt,
             owner: &lease.owner,
             now,
-            change: Change::Dispatch { lease_until },
+            change: &Change::Dispatch { lease_until },
         };
         match self.backend.update(&u).await? {
             Some(r) => Ok(lease_of(&r, lease.ttl)),
@@ -569,7 +582,7 @@ impl<B: Backend> Core<B> {
             attempt: lease.attempt,
             owner: &lease.owner,
             now,
-            change: Change::Renew {
+            change: &Change::Renew {
                 lease_until: now.saturating_add(lease.ttl),
             },
         };
@@ -579,61 +592,12 @@ impl<B: Backend> Core<B> {
         }
     }
 
-    async fn finish_impl(&self, lease: &Lease, how: Finish) -> Res<LedgerRecord> {
+    async fn finish_impl(&self, lease: &Lease, how: &Finish) -> Res<LedgerRecord> {
         let now = self.clock.now();
-        let to = how.target();
-        let retain = Some(now.saturating_add(self.retention));
-        let (expires_at, outcome, error) = match how {
-            Finish::Succeeded(v) => (
-                retain,
-                Some(Outcome {
-                    value: v,
-                    is_error: false,
-                }),
-                None,
-            ),
-            Finish::FailedPermanent { body, error } => (
-                retain,
-                Some(Outcome {
-                    value: body,
-                    is_error: true,
-                }),
-                Some(error),
-            ),
-            Finish::FailedRetryable { error } => (retain, None, Some(error)),
-            Finish::OutcomeUnknown { error } => (None, None, Some(error)),
-        };
-        let from_claimed = to == State::FailedRetryable;
-        let written = (outcome.clone(), error.clone());
-        let u = Update {
-            user: &lease.user,
-            key: &lease.key,
-            attempt: lease.attempt,
-            owner: &lease.owner,
-            now,
-            change: Change::Finish {
-                to,
-                from_claimed,
-                expires_at,
-                outcome,
-                error,
-            },
-        };
-        match self.backend.update(&u).await? {
+        let write = FinishWrite::new(how, now, self.retention);
+        match self.backend.update(&write.update(lease, now)).await? {
             Some(r) => Ok(r),
-            None => {
-                let same = |r: &LedgerRecord| (&r.outcome, &r.error) == (&written.0, &written.1);
-                if let Some(r) = self.own_write(lease, to, same).await? {
-                    // Our own finish, sent again because its answer was lost.
-                    return Ok(r);
-                }
-                let needs: &[State] = if from_claimed {
-                    &[State::Claimed, State::Dispatched]
-                } else {
-                    &[State::Dispatched]
-                };
-                Err(self.refusal(lease, &format!("mark as {to}"), needs).await)
-            }
+            None => write.not_applied(lease, self.backend.load(&lease.user, &lease.key).await?),
         }
     }
 
@@ -704,7 +668,7 @@ impl<B: Backend> Core<B> {
                 return Ok(cur);
             }
             let mut new = cur.reopened(self.clock.now(), new_owner_token());
-            let mut tx = self.backend.begin(&*self.clock).await?;
+            let mut tx = self.backend.begin(&*self.clock, self.retention).await?;
             match tx.save_task(&new).await {
                 Ok(revision) => {
                     tx.commit().await?;
@@ -805,6 +769,115 @@ impl<B: Backend> Core<B> {
     }
 }
 
+/// Why a lease-checked write of `lease` did not apply, given the record as
+/// it is now (`what` names the write, `needs` the states it applies to).
+fn refusal_of(lease: &Lease, what: &str, needs: &[State], current: Option<LedgerRecord>) -> LedgerError {
+    let Some(cur) = current else {
+        return LedgerError::not_found(format!("no record for intent key {}", lease.key));
+    };
+    if cur.attempt != lease.attempt || cur.owner.as_deref() != Some(lease.owner.as_str()) {
+        LedgerError::stale(format!(
+            "cannot {what} {}: attempt {} was superseded by attempt {}",
+            lease.key, lease.attempt, cur.attempt
+        ))
+    } else if cur.state.is_in_flight() && needs.contains(&cur.state) {
+        LedgerError::stale(format!(
+            "cannot {what} {}: the lease expired at {}",
+            lease.key,
+            cur.lease_expires_at.unwrap_or_default()
+        ))
+    } else if cur.state.is_in_flight() {
+        LedgerError::invalid_transition(format!(
+            "cannot {what} {}: it is {}, not {}",
+            lease.key,
+            cur.state,
+            needs.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ")
+        ))
+    } else {
+        LedgerError::stale(format!(
+            "cannot {what} {}: the record already moved on to {}",
+            lease.key, cur.state
+        ))
+    }
+}
+
+/// A finish as every store writes it, on its own ([`Ledger::finish`]) or
+/// inside a task transaction ([`TaskTransaction::finish_intent`]).
+pub(crate) struct FinishWrite {
+    to: State,
+    change: Change,
+}
+
+impl FinishWrite {
+    pub(crate) fn new(how: &Finish, now: Timestamp, retention: Duration) -> Self {
+        let to = how.target();
+        let retain = Some(now.saturating_add(retention));
+        let (expires_at, outcome, error) = match how {
+            Finish::Succeeded(v) => (
+                retain,
+                Some(Outcome {
+                    value: v.clone(),
+                    is_error: false,
+                }),
+                None,
+            ),
+            Finish::FailedPermanent { body, error } => (
+                retain,
+                Some(Outcome {
+                    value: body.clone(),
+                    is_error: true,
+                }),
+                Some(error.clone()),
+            ),
+            Finish::FailedRetryable { error } => (retain, None, Some(error.clone())),
+            Finish::OutcomeUnknown { error } => (None, None, Some(error.clone())),
+        };
+        FinishWrite {
+            to,
+            change: Change::Finish {
+                to,
+                from_claimed: to == State::FailedRetryable,
+                expires_at,
+                outcome,
+                error,
+            },
+        }
+    }
+
+    /// The lease-checked update that makes the finish.
+    pub(crate) fn update<'a>(&'a self, lease: &'a Lease, now: Timestamp) -> Update<'a> {
+        Update {
+            user: &lease.user,
+            key: &lease.key,
+            attempt: lease.attempt,
+            owner: &lease.owner,
+            now,
+            change: &self.change,
+        }
+    }
+
+    /// What an update that changed nothing means, given the record as it is
+    /// now: this lease's own finish, sent again because its answer was lost,
+    /// or a refusal that says why.
+    pub(crate) fn not_applied(&self, lease: &Lease, current: Option<LedgerRecord>) -> Res<LedgerRecord> {
+        if let Change::Finish { outcome, error, .. } = &self.change
+            && let Some(r) = &current
+            && r.state == self.to
+            && r.attempt == lease.attempt
+            && r.owner.as_deref() == Some(lease.owner.as_str())
+            && (&r.outcome, &r.error) == (outcome, error)
+        {
+            return Ok(r.clone());
+        }
+        let needs: &[State] = if self.to == State::FailedRetryable {
+            &[State::Claimed, State::Dispatched]
+        } else {
+            &[State::Dispatched]
+        };
+        Err(refusal_of(lease, &format!("mark as {}", self.to), needs, current))
+    }
+}
+
 impl<B: Backend> Ledger for Core<B> {
     fn store(&self) -> StoreKind {
         self.kind
@@ -816,7 +889,10 @@ impl<B: Backend> Ledger for Core<B> {
         self.retention
     }
     fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Res<Claim>> {
-        Box::pin(self.claim_impl(req))
+        Box::pin(self.claim_impl(req, ClaimMode::Claim))
+    }
+    fn claim_and_dispatch<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Res<Claim>> {
+        Box::pin(self.claim_impl(req, ClaimMode::ClaimAndDispatch))
     }
     fn dispatch<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Res<Lease>> {
         Box::pin(self.dispatch_impl(lease))
@@ -825,7 +901,7 @@ impl<B: Backend> Ledger for Core<B> {
         Box::pin(self.renew_impl(lease))
     }
     fn finish<'a>(&'a self, lease: &'a Lease, how: Finish) -> BoxFuture<'a, Res<LedgerRecord>> {
-        Box::pin(self.finish_impl(lease, how))
+        Box::pin(async move { self.finish_impl(lease, &how).await })
     }
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Res<()>> {
         Box::pin(self.release_impl(lease))
@@ -864,7 +940,7 @@ impl<B: Backend> TaskStore for Core<B> {
         Box::pin(self.backend.load_task(user, task_id))
     }
     fn begin(&self) -> BoxFuture<'_, Res<Box<dyn TaskTransaction<'_> + '_>>> {
-        Box::pin(self.backend.begin(&*self.clock))
+        Box::pin(self.backend.begin(&*self.clock, self.retention))
     }
     fn list_failed_tasks(&self, limit: u32) -> BoxFuture<'_, Res<Vec<TaskRecord>>> {
         Box::pin(self.backend.list_failed_tasks(limit))

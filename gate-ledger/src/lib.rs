@@ -76,6 +76,7 @@
 //! and actions were free strings, to `gate_decisions_v1`.
 #![forbid(unsafe_code)]
 
+mod counting;
 mod decision;
 mod error;
 mod failure;
@@ -92,6 +93,7 @@ pub mod vocab;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use counting::{CommitKind, Commits, CountingStore};
 pub use decision::{ClassActionCount, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary};
 pub use error::LedgerError;
 pub use failure::FailureReport;

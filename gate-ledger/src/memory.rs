@@ -9,14 +9,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
-use crate::ledger::{Backend, Change, Expect, Update};
-use crate::record::{LedgerRecord, State};
+use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
+use crate::record::{Finish, Lease, LedgerRecord, State};
 use crate::task::{TaskRecord, TaskTransaction, task_changed};
 use crate::time::{Clock, Timestamp};
 
@@ -106,47 +107,7 @@ impl Backend for MemoryBackend {
         let Some(r) = g.records.get_mut(&(u.user.to_owned(), u.key.to_owned())) else {
             return Ok(None);
         };
-        if r.attempt != u.attempt || r.owner.as_deref() != Some(u.owner) {
-            return Ok(None);
-        }
-        let live = r.lease_expires_at.is_some_and(|t| u.now < t);
-        match &u.change {
-            Change::Dispatch { lease_until } => {
-                if r.state != State::Claimed || !live {
-                    return Ok(None);
-                }
-                r.state = State::Dispatched;
-                r.dispatched_at = Some(u.now);
-                r.lease_expires_at = Some(*lease_until);
-            }
-            Change::Renew { lease_until } => {
-                let ok = r.state == State::Dispatched || (r.state == State::Claimed && live);
-                if !ok {
-                    return Ok(None);
-                }
-                r.lease_expires_at = Some(*lease_until);
-            }
-            Change::Finish {
-                to,
-                from_claimed,
-                expires_at,
-                outcome,
-                error,
-            } => {
-                let ok = r.state == State::Dispatched || (*from_claimed && r.state == State::Claimed);
-                if !ok {
-                    return Ok(None);
-                }
-                r.state = *to;
-                r.finished_at = Some(u.now);
-                r.expires_at = *expires_at;
-                r.outcome = outcome.clone();
-                r.error = error.clone();
-                r.lease_expires_at = None;
-            }
-        }
-        r.updated_at = u.now;
-        Ok(Some(r.clone()))
+        Ok(apply(r, u).then(|| r.clone()))
     }
 
     async fn delete(&self, expect: &Expect<'_>) -> Res<bool> {
@@ -229,11 +190,13 @@ impl Backend for MemoryBackend {
         Ok(side.tasks.get(&(user.to_owned(), task_id.to_owned())).cloned())
     }
 
-    async fn begin<'a>(&'a self, clock: &'a dyn Clock) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
+    async fn begin<'a>(&'a self, clock: &'a dyn Clock, retention: Duration) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
         Ok(Box::new(MemoryTx {
             side: self.tasks.lock().await,
             inner: &self.inner,
             clock,
+            retention,
+            intents: Vec::new(),
             tasks: HashMap::new(),
             windows: HashMap::new(),
             decisions: Vec::new(),
@@ -291,9 +254,20 @@ struct MemoryTx<'a> {
     side: tokio::sync::MutexGuard<'a, TaskSide>,
     inner: &'a Mutex<Inner>,
     clock: &'a dyn Clock,
+    retention: Duration,
+    /// Intents finished in the transaction: checked again and applied at
+    /// commit, since the records are not locked in between.
+    intents: Vec<IntentFinish>,
     tasks: HashMap<TaskKey, TaskRecord>,
     windows: HashMap<WindowKey, TokenWindow>,
     decisions: Vec<DecisionRecord>,
+}
+
+/// A finish made inside a transaction, kept until it commits.
+struct IntentFinish {
+    lease: Lease,
+    write: FinishWrite,
+    now: Timestamp,
 }
 
 impl MemoryTx<'_> {
@@ -350,6 +324,28 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         Box::pin(async move { result })
     }
 
+    fn finish_intent<'b>(&'b mut self, lease: &'b Lease, how: &'b Finish) -> BoxFuture<'b, Res<LedgerRecord>> {
+        let now = self.clock.now();
+        let write = FinishWrite::new(how, now, self.retention);
+        let current = {
+            let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            g.records.get(&(lease.user.clone(), lease.key.clone())).cloned()
+        };
+        // A trial on a copy answers now; the commit applies it for real.
+        let answer = match trial(current.as_ref(), &write.update(lease, now)) {
+            Some(r) => {
+                self.intents.push(IntentFinish {
+                    lease: lease.clone(),
+                    write,
+                    now,
+                });
+                Ok(r)
+            }
+            None => write.not_applied(lease, current),
+        };
+        Box::pin(async move { answer })
+    }
+
     fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Res<()>> {
         self.decisions.push(record.clone());
         Box::pin(async { Ok(()) })
@@ -362,16 +358,86 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
             tasks,
             windows,
             decisions,
+            intents,
             ..
         } = *self;
+        let mut g = inner.lock().unwrap_or_else(|e| e.into_inner());
+        // All or nothing: an intent that moved on since its trial (a sweep
+        // took the lease) fails the whole commit, as a SQL store's would.
+        let mut finished = Vec::with_capacity(intents.len());
+        for i in &intents {
+            let k = (i.lease.user.clone(), i.lease.key.clone());
+            let current = g.records.get(&k).cloned();
+            match trial(current.as_ref(), &i.write.update(&i.lease, i.now)) {
+                Some(r) => finished.push((k, r)),
+                None => {
+                    let refusal = i.write.not_applied(&i.lease, current).err();
+                    return Box::pin(async move {
+                        Err(refusal.unwrap_or_else(|| LedgerError::stale("the intent moved on before the commit")))
+                    });
+                }
+            }
+        }
+        g.records.extend(finished);
         side.tasks.extend(tasks);
         side.windows.extend(windows);
-        let mut g = inner.lock().unwrap_or_else(|e| e.into_inner());
         for d in &decisions {
             g.append(d);
         }
         Box::pin(async { Ok(()) })
     }
+}
+
+/// Applies the lease-checked update `u` to `r` if its fence and state allow;
+/// true if it did.
+fn apply(r: &mut LedgerRecord, u: &Update<'_>) -> bool {
+    if r.attempt != u.attempt || r.owner.as_deref() != Some(u.owner) {
+        return false;
+    }
+    let live = r.lease_expires_at.is_some_and(|t| u.now < t);
+    match u.change {
+        Change::Dispatch { lease_until } => {
+            if r.state != State::Claimed || !live {
+                return false;
+            }
+            r.state = State::Dispatched;
+            r.dispatched_at = Some(u.now);
+            r.lease_expires_at = Some(*lease_until);
+        }
+        Change::Renew { lease_until } => {
+            let ok = r.state == State::Dispatched || (r.state == State::Claimed && live);
+            if !ok {
+                return false;
+            }
+            r.lease_expires_at = Some(*lease_until);
+        }
+        Change::Finish {
+            to,
+            from_claimed,
+            expires_at,
+            outcome,
+            error,
+        } => {
+            let ok = r.state == State::Dispatched || (*from_claimed && r.state == State::Claimed);
+            if !ok {
+                return false;
+            }
+            r.state = *to;
+            r.finished_at = Some(u.now);
+            r.expires_at = *expires_at;
+            r.outcome = outcome.clone();
+            r.error = error.clone();
+            r.lease_expires_at = None;
+        }
+    }
+    r.updated_at = u.now;
+    true
+}
+
+/// `current` as `u` would leave it, if `u` applies to it.
+fn trial(current: Option<&LedgerRecord>, u: &Update<'_>) -> Option<LedgerRecord> {
+    let mut r = current?.clone();
+    apply(&mut r, u).then_some(r)
 }
 
 /// The sweep's transition, shared in spirit with the SQL stores' `CASE`.
@@ -392,4 +458,65 @@ fn sweep_one(r: &mut LedgerRecord, now: Timestamp, retain_until: Timestamp) {
     r.finished_at = Some(now);
     r.lease_expires_at = None;
     r.updated_at = now;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::record::{Claim, ClaimRequest, Finish, State};
+    use crate::task::TaskRecord;
+    use crate::time::ManualClock;
+    use crate::{LedgerConfig, open_store};
+
+    // The memory store checks a transaction's finishes again at commit (its
+    // records are not locked in between, as a SQL store's rows are): a sweep
+    // that took the lease first fails the commit, and nothing of it lands.
+    #[tokio::test]
+    async fn a_finish_whose_intent_moved_on_before_the_commit_fails_the_whole_commit() {
+        let clock = Arc::new(ManualClock::new(crate::Timestamp::from_millis(1_000)));
+        let config = LedgerConfig {
+            clock: clock.clone(),
+            ..LedgerConfig::default()
+        };
+        let store = open_store("memory:", &config).await.expect("memory store");
+        let ledger = store.ledger();
+        let request = ClaimRequest {
+            user: "u".into(),
+            key: "intent-key-000001".into(),
+            fingerprint: "fp".into(),
+            task_id: "t".into(),
+            tool: "charge".into(),
+            idempotent: false,
+            lease: std::time::Duration::from_secs(30),
+            owner: None,
+        };
+        let Claim::Acquired(lease) = ledger.claim_and_dispatch(&request).await.expect("claim") else {
+            panic!("fresh key")
+        };
+        let mut tx = ledger.begin().await.expect("begin");
+        tx.finish_intent(&lease, &Finish::Succeeded(json!(1)))
+            .await
+            .expect("trial");
+        let mut task = TaskRecord::new("u", "t");
+        task.writer = "w".into();
+        tx.save_task(&task).await.expect("save");
+        clock.advance(request.lease);
+        let swept = ledger
+            .sweep_expired_leases(crate::Clock::now(&*clock), 10)
+            .await
+            .expect("sweep");
+        assert_eq!(swept.marked_unknown.len(), 1);
+        let e = tx.commit().await.expect_err("the intent moved on");
+        assert!(e.is_stale(), "{e}");
+        let record = ledger
+            .get("u", "intent-key-000001")
+            .await
+            .expect("get")
+            .expect("stored");
+        assert_eq!(record.state, State::OutcomeUnknown);
+        assert_eq!(ledger.load_task("u", "t").await.expect("load"), None);
+    }
 }

@@ -24,8 +24,8 @@ use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
-use crate::ledger::{Backend, Change, Expect, Update};
-use crate::record::{LedgerRecord, Outcome, Reconciliation, Resolution, State};
+use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
+use crate::record::{Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, State};
 use crate::task::{TaskRecord, TaskTransaction};
 use crate::time::{Clock, Timestamp};
 
@@ -734,6 +734,38 @@ macro_rules! sql_backend {
                 v.into_record()
             }
 
+            /// The statement of a lease-checked update, bound.
+            fn update_query<'q>(
+                sql: &'q Statements,
+                u: &'q Update<'q>,
+            ) -> Res<sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>> {
+                let base = |sql| {
+                    sqlx::query(sql)
+                        .bind(u.user)
+                        .bind(u.key)
+                        .bind(u.attempt)
+                        .bind(u.owner)
+                        .bind(u.now.as_millis())
+                };
+                Ok(match u.change {
+                    Change::Dispatch { lease_until } => base(sql.dispatch.as_str()).bind(lease_until.as_millis()),
+                    Change::Renew { lease_until } => base(sql.renew.as_str()).bind(lease_until.as_millis()),
+                    Change::Finish {
+                        to,
+                        from_claimed,
+                        expires_at,
+                        outcome,
+                        error,
+                    } => base(sql.finish.as_str())
+                        .bind(to.as_str())
+                        .bind(ms(*expires_at))
+                        .bind(outcome.as_ref().map(outcome_json).transpose()?)
+                        .bind(outcome.as_ref().map(|o| i64::from(o.is_error)))
+                        .bind(error.as_deref())
+                        .bind(i64::from(*from_claimed)),
+                })
+            }
+
             fn decode_all(rows: &[$row]) -> Res<Vec<LedgerRecord>> {
                 rows.iter().map(Self::decode).collect()
             }
@@ -782,6 +814,7 @@ macro_rules! sql_backend {
             _gate: Option<tokio::sync::MutexGuard<'a, ()>>,
             sql: &'a Statements,
             clock: &'a dyn Clock,
+            retention: Duration,
         }
 
         impl $tx<'_> {
@@ -889,6 +922,26 @@ macro_rules! sql_backend {
                 })
             }
 
+            fn finish_intent<'b>(&'b mut self, lease: &'b Lease, how: &'b Finish) -> BoxFuture<'b, Res<LedgerRecord>> {
+                Box::pin(async move {
+                    let now = self.clock.now();
+                    let write = FinishWrite::new(how, now, self.retention);
+                    let update = write.update(lease, now);
+                    let row = $name::update_query(self.sql, &update)?
+                        .fetch_optional(&mut *self.tx)
+                        .await?;
+                    if let Some(row) = row {
+                        return $name::decode(&row);
+                    }
+                    let current = sqlx::query(&self.sql.load)
+                        .bind(&lease.user)
+                        .bind(&lease.key)
+                        .fetch_optional(&mut *self.tx)
+                        .await?;
+                    write.not_applied(lease, current.as_ref().map($name::decode).transpose()?)
+                })
+            }
+
             fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Res<()>> {
                 Box::pin(async move {
                     bind_decision!(sqlx::query(&self.sql.append_decision), record)
@@ -960,37 +1013,9 @@ macro_rules! sql_backend {
             }
 
             async fn update(&self, u: &Update<'_>) -> Res<Option<LedgerRecord>> {
-                let outcome_text = match &u.change {
-                    Change::Finish { outcome: Some(o), .. } => Some(outcome_json(o)?),
-                    _ => None,
-                };
+                let query = Self::update_query(&self.sql, u)?;
                 let _gate = self.gate().await;
-                let base = |sql| {
-                    sqlx::query(sql)
-                        .bind(u.user)
-                        .bind(u.key)
-                        .bind(u.attempt)
-                        .bind(u.owner)
-                        .bind(u.now.as_millis())
-                };
-                let q = match &u.change {
-                    Change::Dispatch { lease_until } => base(self.sql.dispatch.as_str()).bind(lease_until.as_millis()),
-                    Change::Renew { lease_until } => base(self.sql.renew.as_str()).bind(lease_until.as_millis()),
-                    Change::Finish {
-                        to,
-                        from_claimed,
-                        expires_at,
-                        outcome,
-                        error,
-                    } => base(self.sql.finish.as_str())
-                        .bind(to.as_str())
-                        .bind(ms(*expires_at))
-                        .bind(outcome_text.clone())
-                        .bind(outcome.as_ref().map(|o| i64::from(o.is_error)))
-                        .bind(error.clone())
-                        .bind(i64::from(*from_claimed)),
-                };
-                let row = q.fetch_optional(&self.pool).await?;
+                let row = query.fetch_optional(&self.pool).await?;
                 row.as_ref().map(Self::decode).transpose()
             }
 
@@ -1067,7 +1092,11 @@ macro_rules! sql_backend {
                 row.as_ref().map(Self::decode_task).transpose()
             }
 
-            async fn begin<'a>(&'a self, clock: &'a dyn Clock) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
+            async fn begin<'a>(
+                &'a self,
+                clock: &'a dyn Clock,
+                retention: Duration,
+            ) -> Res<Box<dyn TaskTransaction<'a> + 'a>> {
                 let gate = self.gate().await;
                 let tx = self.pool.begin_with($begin).await?;
                 Ok(Box::new($tx {
@@ -1075,6 +1104,7 @@ macro_rules! sql_backend {
                     _gate: gate,
                     sql: &self.sql,
                     clock,
+                    retention,
                 }))
             }
 

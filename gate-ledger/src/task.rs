@@ -10,9 +10,10 @@
 //! reloads and decides again.
 //!
 //! Everything one decision writes (the task's new state, its decision record,
-//! the repair tokens it reserved) is committed in one [`TaskTransaction`]:
-//! a repair is either handed out and recorded with its tokens, or neither,
-//! and a crash in between cannot leak a reservation.
+//! the repair tokens it reserved, the outcome of the call it decided on) is
+//! committed in one [`TaskTransaction`]: a repair is either handed out and
+//! recorded with its tokens, or neither, a crash in between cannot leak a
+//! reservation, and a side effect's outcome costs no commit of its own.
 
 use gate_budget::{Reservation, TaskBudgetState, TokenLimit, TokensExhausted};
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,7 @@ use crate::decision::DecisionRecord;
 use crate::error::LedgerError;
 use crate::failure::FailureReport;
 use crate::future::BoxFuture;
+use crate::record::{Finish, Lease, LedgerRecord};
 use crate::time::Timestamp;
 
 /// What rules 1 to 4 of the policy look at, as stored.
@@ -170,6 +172,18 @@ pub trait TaskTransaction<'a>: Send {
     /// was never stored), as revision + 1 by `record.writer`; returns the new
     /// revision. A task changed by another writer is `is_stale()`.
     fn save_task<'b>(&'b mut self, record: &'b TaskRecord) -> BoxFuture<'b, Result<i64, LedgerError>>;
+
+    /// Moves the intent `lease` holds to how it finished, as
+    /// [`Ledger::finish`](crate::Ledger::finish) does, committed with the
+    /// rest of the transaction: a call's outcome, the task's new state and
+    /// the decision record land together or not at all. A refusal (the lease
+    /// was lost, the record moved on) leaves the transaction usable, so the
+    /// caller can commit the rest without it.
+    fn finish_intent<'b>(
+        &'b mut self,
+        lease: &'b Lease,
+        how: &'b Finish,
+    ) -> BoxFuture<'b, Result<LedgerRecord, LedgerError>>;
 
     /// Appends a decision record (once per id).
     fn append_decision<'b>(&'b mut self, record: &'b DecisionRecord) -> BoxFuture<'b, Result<(), LedgerError>>;

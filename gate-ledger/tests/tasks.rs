@@ -385,6 +385,100 @@ async fn t09_a_batch_of_decisions_lands_in_order_once_per_id(h: &Harness) {
     assert_eq!(ids, expected);
 }
 
+// A claim that commits its dispatch in the same write: the record is
+// Dispatched at once, another worker is told the key is in progress, the
+// same claim sent again after a lost answer gets its lease back, and a
+// lease that runs out is an unknown outcome (the call may have been made).
+async fn t10_a_claim_can_commit_its_dispatch_in_the_same_write(h: &Harness) {
+    let mut r = charge("pay INV-20");
+    r.owner = Some(gate_ledger::new_owner_token());
+    let Claim::Acquired(lease) = h.ledger.claim_and_dispatch(&r).await.expect("claim") else {
+        panic!("fresh key")
+    };
+    let stored = h.ledger.get(&r.user, &r.key).await.expect("get").expect("stored");
+    assert_eq!(stored.state, State::Dispatched);
+    assert_eq!(stored.dispatched_at, Some(h.now()));
+    let Claim::Acquired(again) = h.ledger.claim_and_dispatch(&r).await.expect("claim again") else {
+        panic!("our own claim")
+    };
+    assert_eq!((again.attempt, &again.owner), (lease.attempt, &lease.owner));
+    let mut other = r.clone();
+    other.owner = Some(gate_ledger::new_owner_token());
+    let e = h.ledger.claim_and_dispatch(&other).await.expect_err("in progress");
+    assert!(e.is_in_progress(), "{e}");
+    h.clock.advance(r.lease);
+    match h.ledger.claim_and_dispatch(&other).await.expect("claim after expiry") {
+        Claim::OutcomeUnknown(record) => assert_eq!(record.state, State::OutcomeUnknown),
+        answer => panic!("the call may have been made, got {answer:?}"),
+    }
+}
+
+// A call's outcome, the task's state and the decision record commit together:
+// dropped, the transaction leaves the intent dispatched; committed, all
+// three are stored; sent again, the finish finds its own write; a refused
+// finish leaves the transaction usable for the rest.
+async fn t11_an_intent_finishes_inside_the_decision_transaction(h: &Harness) {
+    let r = charge("pay INV-21");
+    let Claim::Acquired(lease) = h.ledger.claim_and_dispatch(&r).await.expect("claim") else {
+        panic!("fresh key")
+    };
+    let paid = gate_ledger::Finish::Succeeded(json!({"paid": true}));
+    let mut task = TaskRecord::new("user-42", "task-7");
+    task.writer = "w1".into();
+    task.state.rejections = 1;
+
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let record = tx.finish_intent(&lease, &paid).await.expect("finish");
+    assert_eq!(record.state, State::Succeeded);
+    drop(tx);
+    let stored = h.ledger.get(&r.user, &r.key).await.expect("get").expect("stored");
+    assert_eq!(
+        stored.state,
+        State::Dispatched,
+        "a dropped transaction finishes nothing"
+    );
+
+    let mut tx = h.ledger.begin().await.expect("begin");
+    tx.finish_intent(&lease, &paid).await.expect("finish");
+    tx.save_task(&task).await.expect("save");
+    tx.append_decision(&decision("d-21", "task-7")).await.expect("append");
+    tx.commit().await.expect("commit");
+    let stored = h.ledger.get(&r.user, &r.key).await.expect("get").expect("stored");
+    assert_eq!(stored.state, State::Succeeded);
+    assert_eq!(stored.outcome.map(|o| o.value), Some(json!({"paid": true})));
+    assert_eq!(decisions_of(h, "task-7").await.len(), 1);
+    let saved = h
+        .ledger
+        .load_task("user-42", "task-7")
+        .await
+        .expect("load")
+        .expect("stored");
+    assert_eq!(saved.revision, 1);
+
+    let mut tx = h.ledger.begin().await.expect("begin");
+    let again = tx
+        .finish_intent(&lease, &paid)
+        .await
+        .expect("our own finish, sent again");
+    assert_eq!(again.state, State::Succeeded);
+    let unknown = gate_ledger::Finish::OutcomeUnknown { error: "late".into() };
+    let e = tx.finish_intent(&lease, &unknown).await.expect_err("moved on");
+    assert!(e.is_stale(), "{e}");
+    task.revision = 1;
+    task.writer = "w2".into();
+    tx.save_task(&task).await.expect("the transaction is still usable");
+    tx.commit().await.expect("commit");
+    let saved = h
+        .ledger
+        .load_task("user-42", "task-7")
+        .await
+        .expect("load")
+        .expect("stored");
+    assert_eq!((saved.revision, saved.writer.as_str()), (2, "w2"));
+    let stored = h.ledger.get(&r.user, &r.key).await.expect("get").expect("stored");
+    assert_eq!(stored.state, State::Succeeded, "the refused finish changed nothing");
+}
+
 suite!(
     all: [
         t01_task_state_round_trips_under_compare_and_set,
@@ -396,6 +490,8 @@ suite!(
         t07_resolving_an_intent_reopens_the_task_that_waited_for_it,
         t08_writes_resent_after_a_lost_answer_find_their_own_result,
         t09_a_batch_of_decisions_lands_in_order_once_per_id,
+        t10_a_claim_can_commit_its_dispatch_in_the_same_write,
+        t11_an_intent_finishes_inside_the_decision_transaction,
     ],
     sql_only: []
 );

@@ -1,11 +1,12 @@
-//! One attempt at running a validated call, and the ledger writes around it.
+//! One attempt at running a validated call, and the ledger write before it.
 //!
-//! For a tool with side effects the intent is claimed and its dispatch
-//! committed before the tool runs, so a crash from then on is an unknown
+//! For a tool with side effects the intent is claimed with its dispatch in
+//! one commit before the tool runs, so a crash from then on is an unknown
 //! outcome, never a silent second run; a claim the store did not record never
-//! runs the tool. A success is recorded before anyone is told about it: if the
-//! store does not take it, the attempt says so, with the value, so a person
-//! can record it. Read-only tools touch no ledger at all.
+//! runs the tool. The outcome is not written here: it is committed with the
+//! decision about it (the task's state and the decision record), in one
+//! transaction, before anyone is told about it. Read-only tools touch no
+//! ledger at all.
 //!
 //! Everything here takes its inputs explicitly (the store, the tool, the
 //! call's context and claim, the patience); nothing reaches back into the task.
@@ -20,8 +21,8 @@ use crate::{Ctx, Tool, ToolError, call_contained};
 
 /// What one attempt produced.
 pub(super) enum Attempt {
-    /// The tool ran (its success, if any, is recorded): its result, the lease
-    /// when the intent was claimed, and how long the call took.
+    /// The tool ran: its result, the lease when the intent was claimed (its
+    /// outcome is still to be recorded), and how long the call took.
     Ran {
         result: Result<Value, ToolError>,
         lease: Option<Lease>,
@@ -36,12 +37,10 @@ pub(super) enum Attempt {
         class: Option<FailureClass>,
         error: String,
     },
-    /// The tool succeeded, but the store did not take its outcome.
-    NotRecorded { value: Value, error: String },
 }
 
-/// Claims the intent (when `claim` is given), runs the tool with panics
-/// contained and cut off at `timeout`, and records a success.
+/// Claims the intent with its dispatch (when `claim` is given), then runs
+/// the tool with panics contained and cut off at `timeout`.
 pub(super) async fn run(
     store: &dyn Storage,
     tool: &dyn Tool,
@@ -51,64 +50,32 @@ pub(super) async fn run(
     timeout: Duration,
     patience: Duration,
 ) -> Attempt {
-    let Some(request) = claim else {
-        let started = tokio::time::Instant::now();
-        let result = call_in_time(tool, ctx, arguments, timeout).await;
-        return Attempt::Ran {
-            result,
-            lease: None,
-            elapsed: started.elapsed(),
-        };
-    };
-    let lease = match retrying(patience, "claim", || store.claim(request)).await {
-        Ok(Claim::Acquired(lease)) => lease,
-        Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
-        Ok(Claim::OutcomeUnknown(record)) => {
-            return Attempt::Stopped {
-                reason: FailReason::OutcomeUnknown,
-                state: Some(State::OutcomeUnknown),
-                class: Some(FailureClass::OutcomeUnknown),
-                error: record
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| "an earlier attempt's outcome is unknown".to_owned()),
-            };
-        }
-        Err(e) => return stopped(&e),
-    };
-    // Committed before the tool runs: a crash from here on is OutcomeUnknown.
-    let lease = match retrying(patience, "dispatch", || store.dispatch(&lease)).await {
-        Ok(lease) => lease,
-        Err(e) => {
-            // Best effort: a claim that never dispatched is given back. If the
-            // store is gone, the lease runs out and the sweep frees it.
-            let _ = store.release(&lease).await;
-            return stopped(&e);
-        }
+    let lease = match claim {
+        None => None,
+        // Committed before the tool runs: a crash from here on is OutcomeUnknown.
+        Some(request) => match retrying(patience, "claim", || store.claim_and_dispatch(request)).await {
+            Ok(Claim::Acquired(lease)) => Some(lease),
+            Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
+            Ok(Claim::OutcomeUnknown(record)) => {
+                return Attempt::Stopped {
+                    reason: FailReason::OutcomeUnknown,
+                    state: Some(State::OutcomeUnknown),
+                    class: Some(FailureClass::OutcomeUnknown),
+                    error: record
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| "an earlier attempt's outcome is unknown".to_owned()),
+                };
+            }
+            Err(e) => return stopped(&e),
+        },
     };
     let started = tokio::time::Instant::now();
     let result = call_in_time(tool, ctx, arguments, timeout).await;
-    let elapsed = started.elapsed();
-    match result {
-        Ok(value) => match retrying(patience, "record the outcome", || store.complete(&lease, value.clone())).await {
-            Ok(_) => Attempt::Ran {
-                result: Ok(value),
-                lease: Some(lease),
-                elapsed,
-            },
-            Err(e) => {
-                tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "the tool ran but its outcome was not recorded");
-                Attempt::NotRecorded {
-                    value,
-                    error: e.to_string(),
-                }
-            }
-        },
-        Err(error) => Attempt::Ran {
-            result: Err(error),
-            lease: Some(lease),
-            elapsed,
-        },
+    Attempt::Ran {
+        result,
+        lease,
+        elapsed: started.elapsed(),
     }
 }
 
@@ -126,19 +93,11 @@ async fn call_in_time(tool: &dyn Tool, ctx: &Ctx, arguments: &str, timeout: Dura
     }
 }
 
-/// Records what a failed call's decision means for its intent. A write the
-/// store does not take is logged: the lease then runs out and the sweep
-/// moves the intent on conservatively (an unknown outcome for a tool that is
-/// not idempotent).
-pub(super) async fn settle_failure(
-    store: &dyn Storage,
-    lease: &Lease,
-    state: State,
-    error_text: &str,
-    operator_error: &str,
-    patience: Duration,
-) {
-    let finish = || match state {
+/// What a failed call's decision means for its intent, as the ledger
+/// stores it: `error_text` is what a replay shows the model,
+/// `operator_error` what a person reconciling an unknown outcome reads.
+pub(super) fn failure_finish(state: State, error_text: &str, operator_error: &str) -> Finish {
+    match state {
         State::FailedPermanent => Finish::FailedPermanent {
             body: json!({"error": error_text}),
             error: error_text.to_owned(),
@@ -149,9 +108,21 @@ pub(super) async fn settle_failure(
         _ => Finish::OutcomeUnknown {
             error: operator_error.to_owned(),
         },
-    };
-    if let Err(e) = retrying(patience, "record the failure", || store.finish(lease, finish())).await {
-        tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "ledger transition refused");
+    }
+}
+
+/// Sends an intent's finish once on its own, when the decision about it
+/// could not be committed: the store just failed for the whole patience, so
+/// it is not waited for again. A write the store does not take is logged:
+/// the lease then runs out and the sweep moves the intent on conservatively
+/// (an unknown outcome for a tool that is not idempotent). True if it landed.
+pub(super) async fn finish_alone(store: &dyn Storage, lease: &Lease, finish: Finish) -> bool {
+    match store.finish(lease, finish).await {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "ledger transition refused");
+            false
+        }
     }
 }
 

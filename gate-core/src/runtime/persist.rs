@@ -13,7 +13,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use gate_budget::{Reservation, TokenLimit, TokensExhausted};
-use gate_ledger::{DecisionRecord, LedgerError, Storage, TaskRecord};
+use gate_ledger::{DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
 use tokio::time::Instant;
 
 const FIRST_DELAY: Duration = Duration::from_millis(5);
@@ -74,6 +74,8 @@ pub(super) trait Writes {
     fn task(&self) -> Option<&TaskRecord>;
     /// The decision record, if the commit is a decision.
     fn decision(&self) -> Option<&DecisionRecord>;
+    /// How the intent the decided call held ended, if it held one.
+    fn intent(&self) -> Option<(&Lease, &Finish)>;
 }
 
 /// Tokens a repair needs from the user's window.
@@ -95,19 +97,32 @@ pub(super) enum Committed<W> {
     },
     /// Another writer changed the task since it was read: reload and decide again.
     Conflict,
+    /// The ledger refused the intent's finish (its lease was lost, the record
+    /// moved on): nothing was written; decide again without it.
+    IntentRefused(LedgerError),
     /// The store did not take the write within the patience.
     Failed(LedgerError),
 }
 
-/// The answer of one transaction: done, or a task write that lost its
-/// compare-and-set (with the writes, to check whether they were ours).
-type Attempted<W> = Result<Result<(W, Option<i64>), W>, LedgerError>;
+/// What one transaction that reached the store did.
+enum Sent<W> {
+    /// Committed, with the task's new revision if it was written.
+    Landed(W, Option<i64>),
+    /// The task write lost its compare-and-set (the writes are kept, to
+    /// check whether the winner was an earlier send of ours); rolled back.
+    Stale(W),
+    /// The ledger refused the intent's finish; rolled back.
+    IntentRefused(LedgerError),
+}
+
+/// The answer of one transaction.
+type Attempted<W> = Result<Sent<W>, LedgerError>;
 
 /// Commits one decision: reserves `tokens` (if any) in the user's window,
 /// lets `build` turn the window's answer into the writes, and stores the
-/// `earlier` decision records (queued successes, which go first), the task
-/// and the decision record, all in one transaction, sent again while the
-/// store is unavailable.
+/// `earlier` decision records (queued successes, which go first), the
+/// intent's finish, the task and the decision record, all in one
+/// transaction, sent again while the store is unavailable.
 ///
 /// `build` must use the same writer token and decision id on every call, so
 /// that a transaction which landed although its answer was lost is
@@ -127,7 +142,7 @@ where
     let mut prebuilt = None;
     if tokens.is_none() {
         let writes = build(None);
-        if writes.task().is_none() && earlier.is_empty() {
+        if writes.task().is_none() && writes.intent().is_none() && earlier.is_empty() {
             // Nothing but a record (a plain success): one statement, as
             // without task state; its id makes sending it again harmless.
             return match writes.decision() {
@@ -168,10 +183,17 @@ where
         None => None,
     };
     let writes = build(answer);
+    if let Some((lease, finish)) = writes.intent() {
+        match tx.finish_intent(lease, finish).await {
+            Ok(_) => {}
+            Err(e) if e.is_unavailable() => return Err(e),
+            Err(e) => return Ok(Sent::IntentRefused(e)),
+        }
+    }
     let revision = match writes.task() {
         Some(task) => match tx.save_task(task).await {
             Ok(revision) => Some(revision),
-            Err(e) if e.is_stale() => return Ok(Err(writes)),
+            Err(e) if e.is_stale() => return Ok(Sent::Stale(writes)),
             Err(e) => return Err(e),
         },
         None => None,
@@ -180,7 +202,7 @@ where
         tx.append_decision(record).await?;
     }
     tx.commit().await?;
-    Ok(Ok((writes, revision)))
+    Ok(Sent::Landed(writes, revision))
 }
 
 /// A commit that writes only the task.
@@ -191,6 +213,9 @@ impl Writes for TaskWrite {
         Some(&self.0)
     }
     fn decision(&self) -> Option<&DecisionRecord> {
+        None
+    }
+    fn intent(&self) -> Option<(&Lease, &Finish)> {
         None
     }
 }
@@ -227,11 +252,11 @@ async fn usage_tx(
     }
     let revision = match tx.save_task(task).await {
         Ok(revision) => revision,
-        Err(e) if e.is_stale() => return Ok(Err(TaskWrite(task.clone()))),
+        Err(e) if e.is_stale() => return Ok(Sent::Stale(TaskWrite(task.clone()))),
         Err(e) => return Err(e),
     };
     tx.commit().await?;
-    Ok(Ok((TaskWrite(task.clone()), Some(revision))))
+    Ok(Sent::Landed(TaskWrite(task.clone()), Some(revision)))
 }
 
 /// Turns one transaction's answer into the end of the commit, or `None` to
@@ -243,8 +268,9 @@ async fn conclude<W: Writes>(
     what: &str,
 ) -> Option<Committed<W>> {
     let error = match attempted {
-        Ok(Ok((writes, revision))) => return Some(Committed::Done { writes, revision }),
-        Ok(Err(stale)) => match landed(store, &stale).await {
+        Ok(Sent::Landed(writes, revision)) => return Some(Committed::Done { writes, revision }),
+        Ok(Sent::IntentRefused(e)) => return Some(Committed::IntentRefused(e)),
+        Ok(Sent::Stale(stale)) => match landed(store, &stale).await {
             Ok(Some(revision)) => {
                 return Some(Committed::Done {
                     writes: stale,

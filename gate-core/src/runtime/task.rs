@@ -5,9 +5,10 @@
 //!   admit     load the task's stored state (once); a failed task runs nothing;
 //!             resolve the tool; check its scopes are granted; validate the
 //!             arguments; refuse a repeated failed call
-//!   attempt   claim and dispatch the intent, run the tool, record a success   (attempt.rs)
+//!   attempt   claim the intent with its dispatch (one commit), run the tool  (attempt.rs)
 //!   conclude  decide (policy, then budgets), render what the model sees, commit
-//!             the task's state, the decision record and the tokens together, log
+//!             the call's outcome, the task's state, the decision record and the
+//!             tokens together (one commit), log
 //! ```
 //!
 //! `conclude` is the only place a step is returned: every exit of the
@@ -22,7 +23,7 @@ use gate_budget::{
     Pushback, Refusal, RepairPlan, Reservation, TaskBudget, TokensExhausted, estimate_tokens, repair_cost,
 };
 use gate_ledger::{
-    Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Lease, LedgerError, State,
+    Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Finish, Lease, LedgerError, State,
     TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
 };
 use serde_json::{Value, json};
@@ -97,6 +98,8 @@ enum Verdict {
         value: Value,
         is_error: bool,
         replayed: bool,
+        /// The intent the call held, whose outcome the decision records.
+        lease: Option<Lease>,
     },
     /// The tool succeeded, but the store did not take its outcome.
     NotRecorded { value: Value, error: String },
@@ -144,20 +147,14 @@ impl Choice {
     }
 }
 
-/// What the ledger must be told about a failed call once its decision landed.
-struct LedgerSettlement {
-    state: State,
-    error_text: String,
-    operator_error: String,
-}
-
 /// Everything one decision produces.
 struct Settled {
     task: Option<TaskRecord>,
     record: DecisionRecord,
     step: Step,
     retry_after: Option<Duration>,
-    ledger: Option<LedgerSettlement>,
+    /// How the intent the call held ended, committed with the decision.
+    intent: Option<(Lease, Finish)>,
 }
 
 impl Writes for Settled {
@@ -166,6 +163,35 @@ impl Writes for Settled {
     }
     fn decision(&self) -> Option<&DecisionRecord> {
         Some(&self.record)
+    }
+    fn intent(&self) -> Option<(&Lease, &Finish)> {
+        self.intent.as_ref().map(|(lease, finish)| (lease, finish))
+    }
+}
+
+impl Verdict {
+    /// The verdict once the ledger refused to record the intent's finish:
+    /// a success whose outcome could not be recorded, or a failure the
+    /// ledger is not told about (the sweep moves its intent on).
+    fn without_intent(self, refusal: &LedgerError) -> Verdict {
+        match self {
+            Verdict::Returned {
+                value, lease: Some(_), ..
+            } => Verdict::NotRecorded {
+                value,
+                error: refusal.to_string(),
+            },
+            Verdict::Failed {
+                error,
+                lease: Some(_),
+                elapsed,
+            } => Verdict::Failed {
+                error,
+                lease: None,
+                elapsed,
+            },
+            other => other,
+        }
     }
 }
 
@@ -423,7 +449,8 @@ impl Task {
                     return;
                 }
                 Committed::Conflict => self.reload().await,
-                Committed::Failed(e) => {
+                // A usage write finishes no intent, so nothing refuses one.
+                Committed::IntentRefused(e) | Committed::Failed(e) => {
                     tracing::warn!(target: "gate::store", error = %e, task = %self.id, "turn not recorded: the estimate stands");
                     return;
                 }
@@ -437,13 +464,13 @@ impl Task {
         self.last_retries.clear();
         let admitted = match self.admit(&call).await {
             Ok(admitted) => admitted,
-            Err(verdict) => return self.conclude(&call, None, &verdict, 1).await.step,
+            Err(verdict) => return self.conclude(&call, None, verdict, 1).await.step,
         };
         let mut attempt_no = 0;
         loop {
             attempt_no += 1;
             let verdict = self.attempt(&call, &admitted).await;
-            let concluded = self.conclude(&call, Some(&admitted), &verdict, attempt_no).await;
+            let concluded = self.conclude(&call, Some(&admitted), verdict, attempt_no).await;
             match concluded.retry_after {
                 Some(delay) => tokio::time::sleep(delay).await,
                 None => return concluded.step,
@@ -536,10 +563,15 @@ impl Task {
         )
         .await
         {
-            Attempt::Ran { result: Ok(value), .. } => Verdict::Returned {
+            Attempt::Ran {
+                result: Ok(value),
+                lease,
+                ..
+            } => Verdict::Returned {
                 value,
                 is_error: false,
                 replayed: false,
+                lease,
             },
             Attempt::Ran {
                 result: Err(error),
@@ -550,6 +582,7 @@ impl Task {
                 value: outcome.value,
                 is_error: outcome.is_error,
                 replayed: true,
+                lease: None,
             },
             Attempt::Stopped {
                 reason,
@@ -562,7 +595,6 @@ impl Task {
                 class,
                 error,
             },
-            Attempt::NotRecorded { value, error } => Verdict::NotRecorded { value, error },
         }
     }
 
@@ -571,13 +603,13 @@ impl Task {
         &mut self,
         call: &ToolCall,
         admitted: Option<&Admitted>,
-        verdict: &Verdict,
+        verdict: Verdict,
         attempt_no: i64,
     ) -> Concluded {
         let gate = self.gate.clone();
         let inner = gate.inner();
         let limit = inner.budget.token_limit();
-        match verdict {
+        match &verdict {
             // The store just failed for the whole patience: waiting as long
             // again to record that is no help to anyone.
             Verdict::StoreDown(error)
@@ -585,19 +617,23 @@ impl Task {
                 reason: FailReason::LedgerUnavailable,
                 error,
                 ..
-            } => return self.unrecorded(call, admitted, verdict, attempt_no, error).await,
+            } => {
+                let error = error.clone();
+                return self.unrecorded(call, admitted, verdict, attempt_no, &error).await;
+            }
             _ => {}
         }
-        if let Some(concluded) = self.queue_success(call, admitted, verdict, attempt_no).await {
+        if let Some(concluded) = self.queue_success(call, admitted, &verdict, attempt_no).await {
             return concluded;
         }
         // The log keeps the process's order: the queued successes go into
         // this decision's transaction, ahead of it (back to the queue if it
         // does not land).
         let earlier = inner.successes.take_queued().await;
+        let mut verdict = verdict;
         let mut store_error = String::new();
         for _ in 0..MAX_CONFLICT_ROUNDS {
-            let choice = self.choose(call, admitted, verdict);
+            let choice = self.choose(call, admitted, &verdict);
             // One writer token and decision id per decision, whatever the
             // number of sends, so a commit that landed unseen is recognised.
             let writer = new_owner_token();
@@ -617,7 +653,7 @@ impl Task {
                     self.settle(
                         call,
                         admitted,
-                        verdict,
+                        &verdict,
                         &choice,
                         answer,
                         &writer,
@@ -631,11 +667,15 @@ impl Task {
             match committed {
                 Committed::Done { writes, revision } => {
                     earlier.stored();
-                    return self.finish(writes, revision, verdict).await;
+                    return self.finish(writes, revision).await;
                 }
                 Committed::Conflict => {
                     self.reload().await;
                     store_error = "the task kept changing on another worker".to_owned();
+                }
+                Committed::IntentRefused(e) => {
+                    tracing::error!(target: "gate::ledger", error = %e, task = %self.id, call_id = %call.id, "ledger transition refused");
+                    verdict = verdict.without_intent(&e);
                 }
                 Committed::Failed(e) => {
                     store_error = e.to_string();
@@ -676,7 +716,7 @@ impl Task {
             return None;
         }
         inner.successes.push(&settled.record).await;
-        Some(self.finish(settled, None, verdict).await)
+        Some(self.finish(settled, None).await)
     }
 
     /// Reads the task again after another worker changed it.
@@ -692,23 +732,53 @@ impl Task {
     /// A decision the store did not take. A repair that cannot be recorded is
     /// not handed out (its guarantees would not survive a restart): the call
     /// fails as "store unavailable". Other decisions stand, and the task
-    /// keeps them in memory until a later write stores them.
+    /// keeps them in memory until a later write stores them. The intent's
+    /// finish is sent once on its own: a success it records is returned, a
+    /// success it cannot record fails as "outcome not recorded", with the
+    /// value, so a person can record it.
     async fn unrecorded(
         &mut self,
         call: &ToolCall,
         admitted: Option<&Admitted>,
-        verdict: &Verdict,
+        verdict: Verdict,
         attempt_no: i64,
         store_error: &str,
     ) -> Concluded {
-        let mut choice = self.choose(call, admitted, verdict);
+        let store = &*self.gate.inner().store;
+        let verdict = match verdict {
+            Verdict::Returned {
+                value,
+                is_error,
+                replayed,
+                lease: Some(lease),
+            } => {
+                if attempt::finish_alone(store, &lease, Finish::Succeeded(value.clone())).await {
+                    Verdict::Returned {
+                        value,
+                        is_error,
+                        replayed,
+                        lease: None,
+                    }
+                } else {
+                    Verdict::NotRecorded {
+                        value,
+                        error: store_error.to_owned(),
+                    }
+                }
+            }
+            other => other,
+        };
+        let mut choice = self.choose(call, admitted, &verdict);
         if choice.decision.is_repair() {
             choice = Choice {
                 error_text: choice.error_text,
                 ..Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), choice.class)
             };
         }
-        let settled = self.settle_once(call, admitted, verdict, &choice, attempt_no);
+        let mut settled = self.settle_once(call, admitted, &verdict, &choice, attempt_no);
+        if let Some((lease, finish)) = settled.intent.take() {
+            attempt::finish_alone(store, &lease, finish).await;
+        }
         tracing::error!(
             target: "gate::store",
             error = %store_error,
@@ -717,27 +787,15 @@ impl Task {
             action = %settled.record.action,
             "decision not stored"
         );
-        self.finish(settled, None, verdict).await
+        self.finish(settled, None).await
     }
 
-    /// Takes a decision's writes as the task's state, tells the ledger what a
-    /// failed call's decision means, and logs the decision.
-    async fn finish(&mut self, settled: Settled, revision: Option<i64>, verdict: &Verdict) -> Concluded {
+    /// Takes a decision's writes as the task's state and logs the decision.
+    async fn finish(&mut self, settled: Settled, revision: Option<i64>) -> Concluded {
         let inner = self.gate.inner();
         if let Some(mut task) = settled.task {
             task.revision = revision.unwrap_or(self.stored.revision);
             self.stored = task;
-        }
-        if let (Verdict::Failed { lease: Some(lease), .. }, Some(l)) = (verdict, &settled.ledger) {
-            attempt::settle_failure(
-                &*inner.store,
-                lease,
-                l.state,
-                &l.error_text,
-                &l.operator_error,
-                inner.store_patience,
-            )
-            .await;
         }
         emit(&settled.record);
         for sink in &inner.sinks {
@@ -948,20 +1006,28 @@ impl Task {
             (None, _) => raw_fingerprint(call),
         };
         let effects = admitted.map_or(Effects::new(), |a| a.tool.spec().effects());
-        let ledger = match (verdict, choice.class) {
-            (
-                Verdict::Failed {
-                    error, lease: Some(_), ..
-                },
-                Some(class),
-            ) => {
-                let error_text = choice.error_text.clone().unwrap_or_default();
-                Some(LedgerSettlement {
-                    state: ledger_state(class, decision, effects),
-                    operator_error: messages::operator_cause(error, &error_text),
-                    error_text,
-                })
-            }
+        let failed_state = match (verdict, choice.class) {
+            (Verdict::Failed { lease: Some(_), .. }, Some(class)) => Some(ledger_state(class, decision, effects)),
+            _ => None,
+        };
+        let intent = match verdict {
+            Verdict::Returned {
+                value,
+                lease: Some(lease),
+                ..
+            } => Some((lease.clone(), Finish::Succeeded(value.clone()))),
+            Verdict::Failed {
+                error,
+                lease: Some(lease),
+                ..
+            } => failed_state.map(|state| {
+                let error_text = choice.error_text.as_deref().unwrap_or_default();
+                let operator_error = messages::operator_cause(error, error_text);
+                (
+                    lease.clone(),
+                    attempt::failure_finish(state, error_text, &operator_error),
+                )
+            }),
             _ => None,
         };
         let feedback = |class: FailureClass, text: String| Feedback {
@@ -1006,6 +1072,7 @@ impl Task {
                         value,
                         is_error,
                         replayed,
+                        ..
                     } => (value.clone(), *is_error, *replayed),
                     _ => (
                         json!({"error": choice.error_text.as_deref().unwrap_or_default()}),
@@ -1034,11 +1101,7 @@ impl Task {
                     Verdict::NotRecorded { value, error } => {
                         (error.clone(), Some(value.clone()), Some(State::Dispatched))
                     }
-                    Verdict::Failed { .. } => (
-                        choice.error_text.clone().unwrap_or_default(),
-                        None,
-                        ledger.as_ref().map(|l| l.state),
-                    ),
+                    Verdict::Failed { .. } => (choice.error_text.clone().unwrap_or_default(), None, failed_state),
                     Verdict::Stopped { error, state, .. } => (error.clone(), None, *state),
                 };
                 let report = FailureReport {
@@ -1106,7 +1169,7 @@ impl Task {
             record,
             step,
             retry_after,
-            ledger,
+            intent,
         }
     }
 

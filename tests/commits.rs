@@ -1,0 +1,286 @@
+//! What a call costs the store, counted: a side effect commits twice (its
+//! claim with its dispatch before the tool runs; its outcome with the task's
+//! state and the decision record after), a rejection once, a replay once,
+//! and a successful read-only call waits for no commit at all (its record
+//! goes to the background writer). Counted by wrapping each store in
+//! `CountingStore`, on memory, SQLite and PostgreSQL (when
+//! `GATE_POSTGRES_URL` is set), so the costs the README gives are tested
+//! behaviour rather than a benchmark's reading.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gate::ledger::{CommitKind, Commits, CountingStore, DecisionQuery, LedgerConfig, State, Storage};
+use gate::{Ctx, Gate, Step, ToolCall, ToolError, tools};
+use serde_json::{Value, json};
+
+struct Tools;
+
+#[tools]
+impl Tools {
+    /// Look up a customer by email.
+    #[tool(read_only)]
+    fn lookup_customer(&self, email: String) -> Value {
+        json!({"email": email})
+    }
+
+    /// Charge a customer; amounts over 10,000 are declined, an amount of 13
+    /// hangs until the call times out.
+    #[tool(destructive, external, timeout = "100ms")]
+    async fn charge_card(
+        &self,
+        #[ctx] ctx: &Ctx,
+        #[arg(key)] customer_id: String,
+        #[arg(key)] amount_cents: u64,
+    ) -> Result<Value, ToolError> {
+        if amount_cents == 13 {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+        if amount_cents > 10_000 {
+            return Err(ToolError::rejected("card declined: amount over the limit"));
+        }
+        Ok(json!({"charge": format!("ch_{customer_id}"), "key": ctx.intent_key()}))
+    }
+}
+
+/// The stores the counts hold on; PostgreSQL in a schema of its own, dropped
+/// by [`drop_schema`].
+async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(String, String)>) {
+    let dir = std::env::temp_dir().join(format!("gate-commits-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = format!("sqlite:{}", dir.join("gate.db").display());
+    let mut stores = vec![
+        ("memory", gate::ledger::open("memory:").await.unwrap()),
+        ("sqlite", gate::ledger::open(&sqlite).await.unwrap()),
+    ];
+    let mut schema = None;
+    if let Ok(url) = std::env::var("GATE_POSTGRES_URL") {
+        let name = format!("gate_commits_{test}_{}", std::process::id());
+        let config = LedgerConfig {
+            pg_schema: Some(name.clone()),
+            ..LedgerConfig::default()
+        };
+        stores.push(("postgres", gate::ledger::open_with(&url, &config).await.unwrap()));
+        schema = Some((url, name));
+    }
+    (stores, schema)
+}
+
+async fn drop_schema(schema: Option<(String, String)>) {
+    if let Some((url, name)) = schema {
+        gate::ledger::drop_pg_schema(&url, &name).await.unwrap();
+    }
+}
+
+async fn gate_on(store: &CountingStore) -> Gate {
+    Gate::builder(Tools.into_toolbox())
+        .storage(store.storage())
+        .build()
+        .await
+        .unwrap()
+}
+
+fn charge(customer: &str, amount: u64) -> ToolCall {
+    let args = json!({"customer_id": customer, "amount_cents": amount}).to_string();
+    ToolCall::new("c1", "charge_card", args)
+}
+
+fn seen(commits: &Commits) -> Vec<(CommitKind, u64)> {
+    commits.by_kind().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_side_effect_commits_twice_whether_it_succeeds_is_declined_or_times_out() {
+    let (stores, schema) = stores("effects").await;
+    for (name, inner) in stores {
+        let store = CountingStore::new(inner.clone());
+        let gate = gate_on(&store).await;
+        for customer in ["cus_1", "cus_2", "cus_3"] {
+            let step = gate.task("u1").handle(charge(customer, 4200)).await;
+            assert!(
+                matches!(step, Step::Return(ref out) if !out.is_error),
+                "{name}: {step:?}"
+            );
+        }
+        let expected = vec![(CommitKind::ClaimAndDispatch, 3), (CommitKind::Transaction, 3)];
+        assert_eq!(seen(&store.commits()), expected, "{name}: three charges");
+
+        store.reset();
+        let mut task = gate.task("u1");
+        let step = task.handle(charge("cus_4", 20_000)).await;
+        assert!(
+            matches!(step, Step::Return(ref out) if out.is_error),
+            "{name}: {step:?}"
+        );
+        let expected = vec![(CommitKind::ClaimAndDispatch, 1), (CommitKind::Transaction, 1)];
+        assert_eq!(seen(&store.commits()), expected, "{name}: a declined charge");
+        let records = inner.list_unresolved(10).await.unwrap();
+        assert!(records.is_empty(), "{name}: a declined charge is settled, not unknown");
+
+        store.reset();
+        let mut task = gate.task("u1");
+        let step = task.handle(charge("cus_5", 13)).await;
+        assert!(matches!(step, Step::Fail(_)), "{name}: {step:?}");
+        assert_eq!(seen(&store.commits()), expected, "{name}: a charge that timed out");
+        let unknown = inner.list_unresolved(10).await.unwrap();
+        assert_eq!(unknown.len(), 1, "{name}");
+        assert_eq!(unknown[0].state, State::OutcomeUnknown, "{name}");
+        assert!(task.is_failed(), "{name}");
+        gate.shutdown().await;
+    }
+    drop_schema(schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_and_a_rejection_commit_once() {
+    let (stores, schema) = stores("once").await;
+    for (name, inner) in stores {
+        let store = CountingStore::new(inner);
+        let gate = gate_on(&store).await;
+        let mut task = gate.task("u1");
+        let step = task.handle(charge("cus_1", 4200)).await;
+        assert!(matches!(step, Step::Return(_)), "{name}: {step:?}");
+
+        store.reset();
+        let step = task.handle(charge("cus_1", 4200)).await;
+        assert!(
+            matches!(step, Step::Return(ref out) if out.replayed),
+            "{name}: {step:?}"
+        );
+        assert_eq!(store.commits().total(), 1, "{name}: a replay writes its decision only");
+
+        store.reset();
+        let step = task
+            .handle(ToolCall::new("c2", "charge_card", r#"{"customer_id": 7}"#))
+            .await;
+        assert!(matches!(step, Step::Reject(_)), "{name}: {step:?}");
+        let expected = vec![(CommitKind::Transaction, 1)];
+        assert_eq!(seen(&store.commits()), expected, "{name}: a rejection");
+        gate.shutdown().await;
+    }
+    drop_schema(schema).await;
+}
+
+// The writer is held off by another connection's write lock on the SQLite
+// file: no commit can happen, yet every read returns. Once the lock is
+// released, `shutdown` writes the records queued meanwhile, in batches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn successful_reads_wait_for_no_commit() {
+    let dir = std::env::temp_dir().join(format!("gate-commits-{}-reads", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}", dir.join("gate.db").display());
+    let config = LedgerConfig {
+        busy_timeout: Duration::from_millis(20),
+        ..LedgerConfig::default()
+    };
+    let store = CountingStore::new(gate::ledger::open_with(&url, &config).await.unwrap());
+    let gate = Gate::builder(Tools.into_toolbox())
+        .storage(store.storage())
+        .store_patience(Duration::from_millis(100))
+        .build()
+        .await
+        .unwrap();
+    let locker = gate::ledger::open_store(
+        &url,
+        &LedgerConfig {
+            max_connections: Some(1),
+            ..LedgerConfig::default()
+        },
+    )
+    .await
+    .unwrap()
+    .raw()
+    .cloned()
+    .expect("an SQL store");
+    locker.execute("BEGIN EXCLUSIVE").await.unwrap();
+
+    let mut task = gate.task("reader");
+    for i in 0..50 {
+        let call = ToolCall::new(
+            format!("c{i}"),
+            "lookup_customer",
+            format!(r#"{{"email": "a{i}@b.c"}}"#),
+        );
+        let step = task.handle(call).await;
+        assert!(matches!(step, Step::Return(_)), "{step:?}");
+    }
+    assert_eq!(store.commits().total(), 0, "a read waited for a commit");
+
+    locker.execute("COMMIT").await.unwrap();
+    gate.shutdown().await;
+    let commits = store.commits();
+    let batches = commits.of(CommitKind::Transaction);
+    assert_eq!(commits.total(), batches, "only the writer's batches: {commits:?}");
+    assert!((1..50).contains(&batches), "50 records in {batches} batches");
+    let query = DecisionQuery {
+        task_id: Some(task.id().to_owned()),
+        ..DecisionQuery::default()
+    };
+    assert_eq!(gate.store().list_decisions(&query).await.unwrap().len(), 50);
+}
+
+/// A charge during which the store's clock jumps past the lease and a
+/// sweeper takes the intent: the call ran, but its outcome can no longer be
+/// recorded under the lease it held.
+struct LostLease {
+    clock: Arc<gate::ledger::ManualClock>,
+    store: Arc<dyn Storage>,
+}
+
+#[tools]
+impl LostLease {
+    /// Charge a customer slowly.
+    #[tool(destructive, external)]
+    async fn charge_card(&self, #[arg(key)] customer_id: String) -> Result<Value, ToolError> {
+        self.clock.advance(Duration::from_secs(3600));
+        let now = gate::ledger::Clock::now(&*self.clock);
+        self.store.sweep_expired_leases(now, 10).await.unwrap();
+        Ok(json!({"charge": format!("ch_{customer_id}")}))
+    }
+}
+
+// The settle commit carries the outcome; when the ledger refuses it, the
+// decision is taken again without it, in one more commit: the step is a
+// failure that holds the value for a person, never a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_whose_lease_was_lost_is_a_failure_holding_the_value() {
+    let clock = Arc::new(gate::ledger::ManualClock::new(gate::ledger::Timestamp::from_millis(
+        1_700_000_000_000,
+    )));
+    let config = LedgerConfig {
+        clock: clock.clone(),
+        ..LedgerConfig::default()
+    };
+    let inner = gate::ledger::open_with("memory:", &config).await.unwrap();
+    let store = CountingStore::new(inner.clone());
+    let tools = LostLease {
+        clock,
+        store: inner.clone(),
+    };
+    let gate = Gate::builder(tools.into_toolbox())
+        .storage(store.storage())
+        .build()
+        .await
+        .unwrap();
+    let mut task = gate.task("u1");
+    let step = task
+        .handle(ToolCall::new("c1", "charge_card", r#"{"customer_id": "cus_1"}"#))
+        .await;
+    let Step::Fail(report) = &step else {
+        panic!("expected a failure, got {step:?}")
+    };
+    assert_eq!(report.reason, gate::runtime::FailReason::OutcomeNotRecorded);
+    assert_eq!(report.outcome, Some(json!({"charge": "ch_cus_1"})));
+    assert!(task.is_failed());
+    let unknown = inner.list_unresolved(10).await.unwrap();
+    assert_eq!(unknown.len(), 1, "the intent stays with the person");
+    // The sweep went to the store directly, past the counter.
+    let expected = vec![(CommitKind::ClaimAndDispatch, 1), (CommitKind::Transaction, 1)];
+    assert_eq!(
+        seen(&store.commits()),
+        expected,
+        "the refused settle wrote nothing; its retry is the one transaction"
+    );
+}
