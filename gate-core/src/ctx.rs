@@ -4,14 +4,26 @@
 //! so it can hand it on (as a payment provider's idempotency key, say): that is
 //! how "the agent never double-charges" survives past gate's own ledger.
 
+use std::sync::OnceLock;
+
 /// What a tool knows about the call it is serving.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Ctx {
     task_id: String,
     user: String,
     call_id: String,
     tool: String,
-    intent_key: String,
+    intent_key: OnceLock<String>,
+    /// For a call that claims nothing (a read-only tool without a declared
+    /// intent): what the key derives from, on the first `intent_key()`.
+    key_source: Option<KeySource>,
+}
+
+/// The arguments a derived intent key stands for.
+#[derive(Clone, Debug)]
+struct KeySource {
+    arguments: String,
+    key_args: Vec<String>,
 }
 
 impl Ctx {
@@ -29,7 +41,32 @@ impl Ctx {
             user: user.into(),
             call_id: call_id.into(),
             tool: tool.into(),
-            intent_key: intent_key.into(),
+            intent_key: OnceLock::from(intent_key.into()),
+            key_source: None,
+        }
+    }
+
+    /// A context whose intent key is derived from `arguments` (as the
+    /// runtime derives keys) only if the tool asks for it: deriving costs a
+    /// parse and a hash that most read-only tools never need.
+    pub(crate) fn with_derived_key(
+        task_id: &str,
+        user: &str,
+        call_id: &str,
+        tool: &str,
+        arguments: &str,
+        key_args: &[String],
+    ) -> Self {
+        Ctx {
+            task_id: task_id.to_owned(),
+            user: user.to_owned(),
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            intent_key: OnceLock::new(),
+            key_source: Some(KeySource {
+                arguments: arguments.to_owned(),
+                key_args: key_args.to_vec(),
+            }),
         }
     }
 
@@ -56,6 +93,19 @@ impl Ctx {
     /// The intent key of this call: stable across retries and replans of the
     /// same intent. Pass it downstream as an idempotency key.
     pub fn intent_key(&self) -> &str {
-        &self.intent_key
+        self.intent_key.get_or_init(|| match &self.key_source {
+            Some(source) => crate::runtime::derived_key(&self.task_id, &self.tool, &source.arguments, &source.key_args),
+            None => String::new(),
+        })
     }
 }
+
+impl PartialEq for Ctx {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.task_id, &self.user, &self.call_id, &self.tool)
+            == (&other.task_id, &other.user, &other.call_id, &other.tool)
+            && self.intent_key() == other.intent_key()
+    }
+}
+
+impl Eq for Ctx {}

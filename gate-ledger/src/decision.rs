@@ -46,7 +46,11 @@ pub struct DecisionRecord {
     pub repair_tokens: i64,
     /// Wall-clock latency this decision added, in milliseconds.
     pub latency_added_ms: i64,
-    /// Hash of the text sent to the model.
+    /// SHA-256 (hex) of the text gate wrote for the model: a rejection, a
+    /// correction, a failure. Empty when the step returned the tool's result
+    /// (fresh or replayed): that text is the tool's own, as long as the tool
+    /// makes it, and hashing it on every successful call would cost what no
+    /// one reads.
     pub message_hash: String,
     /// The intent key, when the call had one.
     pub intent_key: Option<String>,

@@ -307,11 +307,12 @@ pub fn new_decision_id() -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    format!(
-        "{:012x}{}",
-        millis & 0xffff_ffff_ffff,
-        hex::encode(rand::random::<[u8; 10]>())
-    )
+    // 48 bits of milliseconds, big-endian, then the random bits: hex of
+    // the 16 bytes is the 12 time digits followed by 20 random ones.
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&(millis as u64).to_be_bytes()[2..]);
+    bytes[6..].copy_from_slice(&rand::random::<[u8; 10]>());
+    hex::encode(bytes)
 }
 
 fn check_request(req: &ClaimRequest) -> Res<()> {

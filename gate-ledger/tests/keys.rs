@@ -1,6 +1,6 @@
 //! Properties of fingerprints and intent keys (L6, L7, L25): the canonical form
 //! ignores key order, whitespace and number spelling, notices every real
-//! change, and keys never carry raw user data.
+//! change, and keys never carry raw user data; decision ids sort by time.
 
 use gate_ledger::{
     canonical_json, derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
@@ -125,4 +125,28 @@ fn emails_never_appear_in_keys() {
     let k = minted_intent_key("task-ann@example.com", "refund ann@example.com");
     assert!(!k.contains("ann"));
     assert!(!k.contains('@'));
+}
+
+// A decision id is the time in milliseconds (12 hex digits) then 80 random
+// bits (20 hex digits): ids of one process sort by time, and never repeat.
+#[test]
+fn decision_ids_start_with_the_time_and_end_random() {
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let id = gate_ledger::new_decision_id();
+    let after = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    assert_eq!(id.len(), 32, "{id}");
+    assert!(
+        id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+        "{id}"
+    );
+    let millis = u128::from_str_radix(&id[..12], 16).unwrap();
+    assert!((before..=after).contains(&millis), "{millis} not in {before}..={after}");
+    let others: std::collections::HashSet<String> = (0..1000).map(|_| gate_ledger::new_decision_id()).collect();
+    assert_eq!(others.len(), 1000);
 }

@@ -10,8 +10,9 @@
 //! record, then render a sanitized text for the model.
 //!
 //! The files follow the pipeline: `builder` (settings and [`GateError`]),
-//! `gate` (the shared part), `task` (the pipeline), `attempt` (claim,
-//! dispatch, run, record), `persist` (store writes sent again while the store
+//! `gate` (the shared part), `task` (the pipeline), `identity` (a call's
+//! fingerprints and derived key, computed when needed), `attempt` (claim
+//! with dispatch, run), `persist` (store writes sent again while the store
 //! fails), [`policy`] (the decision and the ledger state it implies),
 //! [`budget`], [`class`], `messages` (every text), [`step`] and [`log`].
 
@@ -20,6 +21,7 @@ pub mod budget;
 mod builder;
 pub mod class;
 mod gate;
+mod identity;
 pub mod log;
 mod messages;
 mod persist;
@@ -36,6 +38,7 @@ pub use builder::{
 pub use class::classify;
 pub use gate::Gate;
 pub use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, FailureReport};
+pub(crate) use identity::derived_key;
 pub use log::{DecisionSink, JsonLinesSink};
 pub use policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 pub use step::{Feedback, Step, ToolCall, ToolOutput};

@@ -15,8 +15,9 @@
 //! pipeline, a rejection before the tool ran as much as a success, goes
 //! through the same decision, the same commit and the same log.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use gate_budget::{
@@ -27,12 +28,12 @@ use gate_ledger::{
     TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
 };
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::attempt::{self, Attempt};
 use super::budget::closed;
 use super::class::classify;
 use super::gate::Gate;
+use super::identity::{CallIdentity, raw_fingerprint, sha256_hex};
 use super::log::emit;
 use super::messages;
 use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
@@ -71,13 +72,48 @@ pub struct Task {
 }
 
 /// A call that passed every check before running.
-struct Admitted {
+struct Admitted<'c> {
     tool: Arc<dyn Tool>,
-    arguments: String,
-    args: Value,
-    call_fp: String,
-    key_fp: String,
-    intent_key: String,
+    /// The arguments as the tool reads them: the call's own text, unless
+    /// validation had to normalize it.
+    arguments: Cow<'c, str>,
+    /// The declared intent's key for this tool, if an intent is declared.
+    declared_key: Option<String>,
+    /// Computed when first needed: a successful read-only call needs none.
+    identity: OnceLock<CallIdentity>,
+    derived_key: OnceLock<String>,
+}
+
+impl Admitted<'_> {
+    /// Whether the call claims its intent in the ledger before it runs.
+    fn claims(&self) -> bool {
+        !self.tool.spec().effects().is_read_only()
+    }
+
+    fn identity(&self) -> &CallIdentity {
+        self.identity.get_or_init(|| {
+            let spec = self.tool.spec();
+            CallIdentity::of(spec.name(), &self.arguments, spec.key_args())
+        })
+    }
+
+    /// The call's intent key: the declared one, or the one derived from
+    /// its key arguments.
+    fn intent_key(&self, task_id: &str) -> &str {
+        match &self.declared_key {
+            Some(key) => key,
+            None => self.derived_key.get_or_init(|| {
+                gate_ledger::derived_intent_key(task_id, self.tool.spec().name(), &self.identity().key_fp)
+            }),
+        }
+    }
+
+    /// The key the decision log records: the key a side effect is claimed
+    /// under, or the declared intent's; none for a read-only call outside
+    /// a declared intent, which has no intent in the ledger.
+    fn logged_key(&self, task_id: &str) -> Option<&str> {
+        (self.claims() || self.declared_key.is_some()).then(|| self.intent_key(task_id))
+    }
 }
 
 /// What happened to a call, before any budget was asked.
@@ -479,7 +515,7 @@ impl Task {
     }
 
     /// Everything checked before a tool runs.
-    async fn admit(&mut self, call: &ToolCall) -> Result<Admitted, Verdict> {
+    async fn admit<'c>(&mut self, call: &'c ToolCall) -> Result<Admitted<'c>, Verdict> {
         if let Err(e) = self.load().await {
             return Err(Verdict::StoreDown(e.to_string()));
         }
@@ -509,42 +545,48 @@ impl Task {
             return Err(refused(messages::scope_missing(&call.name, &missing)));
         }
         let arguments = match validator.validate(&call.arguments) {
-            Ok(args) => args.into_owned(),
+            Ok(args) => args,
             Err(rejection) => return Err(refused(rejection.message(&call.name))),
         };
-        let args: Value = serde_json::from_str(&arguments).unwrap_or(Value::Null);
-        let call_fp = call_fingerprint(&call.name, &gate_ledger::canonical_json(&args));
-        let key_fp = gate_ledger::fingerprint(&key_arguments(&args, tool.spec().key_args()));
-        let intent_key = self
-            .intent_key_for(&call.name)
-            .unwrap_or_else(|| gate_ledger::derived_intent_key(&self.id, &call.name, &key_fp));
-        if self.stored.state.failed_calls.contains(&call_fp) {
+        let admitted = Admitted {
+            tool: tool.clone(),
+            arguments,
+            declared_key: self.intent_key_for(&call.name),
+            identity: OnceLock::new(),
+            derived_key: OnceLock::new(),
+        };
+        // Rule 3 needs the call's fingerprint only once a call has failed.
+        let failed_calls = &self.stored.state.failed_calls;
+        if !failed_calls.is_empty() && failed_calls.contains(&admitted.identity().call_fp) {
             return Err(Verdict::Refused {
                 message: messages::repeated_call(&call.name),
-                call_fp,
+                call_fp: admitted.identity().call_fp.clone(),
                 repeat: true,
             });
         }
-        Ok(Admitted {
-            tool: tool.clone(),
-            arguments,
-            args,
-            call_fp,
-            key_fp,
-            intent_key,
-        })
+        Ok(admitted)
     }
 
     /// One attempt at the tool.
-    async fn attempt(&self, call: &ToolCall, a: &Admitted) -> Verdict {
+    async fn attempt(&self, call: &ToolCall, a: &Admitted<'_>) -> Verdict {
         let inner = self.gate.inner();
-        let ctx = Ctx::new(&self.id, &self.user, &call.id, &call.name, &a.intent_key);
+        let ctx = match a.logged_key(&self.id) {
+            Some(key) => Ctx::new(&self.id, &self.user, &call.id, &call.name, key),
+            None => Ctx::with_derived_key(
+                &self.id,
+                &self.user,
+                &call.id,
+                &call.name,
+                &a.arguments,
+                a.tool.spec().key_args(),
+            ),
+        };
         let effects = a.tool.spec().effects();
         let timeout = a.tool.spec().timeout().unwrap_or(inner.tool_timeout);
-        let claim = (!effects.is_read_only()).then(|| ClaimRequest {
+        let claim = a.claims().then(|| ClaimRequest {
             user: self.user.clone(),
-            key: a.intent_key.clone(),
-            fingerprint: a.key_fp.clone(),
+            key: a.intent_key(&self.id).to_owned(),
+            fingerprint: a.identity().key_fp.clone(),
             task_id: self.id.clone(),
             tool: call.name.clone(),
             idempotent: effects.is_idempotent(),
@@ -602,7 +644,7 @@ impl Task {
     async fn conclude(
         &mut self,
         call: &ToolCall,
-        admitted: Option<&Admitted>,
+        admitted: Option<&Admitted<'_>>,
         verdict: Verdict,
         attempt_no: i64,
     ) -> Concluded {
@@ -693,7 +735,7 @@ impl Task {
     async fn queue_success(
         &mut self,
         call: &ToolCall,
-        admitted: Option<&Admitted>,
+        admitted: Option<&Admitted<'_>>,
         verdict: &Verdict,
         attempt_no: i64,
     ) -> Option<Concluded> {
@@ -739,7 +781,7 @@ impl Task {
     async fn unrecorded(
         &mut self,
         call: &ToolCall,
-        admitted: Option<&Admitted>,
+        admitted: Option<&Admitted<'_>>,
         verdict: Verdict,
         attempt_no: i64,
         store_error: &str,
@@ -842,7 +884,7 @@ impl Task {
 
     /// The policy's decision and, for a repair, what the task's own budgets
     /// allow; the user's token window answers inside the commit.
-    fn choose(&self, call: &ToolCall, admitted: Option<&Admitted>, verdict: &Verdict) -> Choice {
+    fn choose(&self, call: &ToolCall, admitted: Option<&Admitted<'_>>, verdict: &Verdict) -> Choice {
         let (class, situation, feedback, error_text) = match verdict {
             Verdict::TaskFailed => return Choice::fixed(Decision::Fail(FailReason::TaskFailed), None),
             Verdict::StoreDown(_) => return Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), None),
@@ -872,7 +914,11 @@ impl Task {
             Verdict::Failed { error, .. } => {
                 let class = classify(error);
                 let (effects, call_fp, args) = match admitted {
-                    Some(a) => (a.tool.spec().effects(), a.call_fp.as_str(), &a.args),
+                    Some(a) => (
+                        a.tool.spec().effects(),
+                        a.identity().call_fp.as_str(),
+                        &a.identity().args,
+                    ),
                     None => (Effects::new(), "", &Value::Null),
                 };
                 let error_text = self.sanitize_error(error, args);
@@ -935,11 +981,14 @@ impl Task {
     }
 
     /// [`settle`](Self::settle) for a decision that is settled once, with
-    /// no token answer: its writer token and decision id are fresh.
+    /// no token answer and a fresh decision id. Its task state is never
+    /// committed with it (a queued success changes none; an unrecorded
+    /// decision is not written), so it carries no writer token: the next
+    /// commit of the task writes its own.
     fn settle_once(
         &self,
         call: &ToolCall,
-        admitted: Option<&Admitted>,
+        admitted: Option<&Admitted<'_>>,
         verdict: &Verdict,
         choice: &Choice,
         attempt_no: i64,
@@ -951,7 +1000,7 @@ impl Task {
             verdict,
             choice,
             None,
-            &new_owner_token(),
+            "",
             &new_decision_id(),
             at,
             attempt_no,
@@ -964,7 +1013,7 @@ impl Task {
     fn settle(
         &self,
         call: &ToolCall,
-        admitted: Option<&Admitted>,
+        admitted: Option<&Admitted<'_>>,
         verdict: &Verdict,
         choice: &Choice,
         answer: Option<Result<Reservation, TokensExhausted>>,
@@ -998,10 +1047,11 @@ impl Task {
         task.writer = writer.to_owned();
         let tool = call.name.as_str();
         let intent_key = admitted
-            .map(|a| a.intent_key.clone())
+            .and_then(|a| a.logged_key(&self.id).map(str::to_owned))
             .or_else(|| self.intent_key_for(tool));
-        let call_fp = match (admitted, verdict) {
-            (Some(a), _) => a.call_fp.clone(),
+        // Only a failure needs the call's fingerprint.
+        let call_fp = || match (admitted, verdict) {
+            (Some(a), _) => a.identity().call_fp.clone(),
             (None, Verdict::Refused { call_fp, .. }) => call_fp.clone(),
             (None, _) => raw_fingerprint(call),
         };
@@ -1052,7 +1102,7 @@ impl Task {
             Decision::RetryWithCorrection(_) => {
                 let text = choice.feedback.clone().unwrap_or_default();
                 state.corrections_in_step += 1;
-                remember_failed_call(state, &call_fp);
+                remember_failed_call(state, &call_fp());
                 state.repair_turn_pending = true;
                 grow_context(state, &text);
                 Step::Retry(feedback(choice.class.unwrap_or(FailureClass::Transient), text))
@@ -1083,7 +1133,7 @@ impl Task {
                 state.corrections_in_step = 0;
                 if is_error {
                     // The same call would get the same answer (rule 3).
-                    remember_failed_call(state, &call_fp);
+                    remember_failed_call(state, &call_fp());
                 } else {
                     // A successful call ends the repair episode (rule 1).
                     state.episode_rejections.clear();
@@ -1110,7 +1160,7 @@ impl Task {
                     user: self.user.clone(),
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
-                    arguments_fingerprint: call_fp.clone(),
+                    arguments_fingerprint: call_fp(),
                     intent_key: intent_key.clone(),
                     ledger_state,
                     class: choice.class,
@@ -1160,7 +1210,10 @@ impl Task {
             attempts_used: i64::from(state.budget.repairs),
             repair_tokens: spent_tokens,
             latency_added_ms: added_ms,
-            message_hash: sha256_hex(step.model_text()),
+            message_hash: match &step {
+                Step::Return(_) => String::new(),
+                _ => sha256_hex(step.model_text()),
+            },
             intent_key,
         };
         let changed = task.terminal != self.stored.terminal || state_changed(&self.stored.state, &task.state);
@@ -1265,40 +1318,6 @@ fn grow_context(state: &mut TaskState, text: &str) {
 
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn sha256_hex(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The JSON the fingerprint covers: the `key` arguments, or all of them.
-fn key_arguments(args: &Value, key_args: &[String]) -> Value {
-    if key_args.is_empty() {
-        return args.clone();
-    }
-    let Value::Object(map) = args else { return args.clone() };
-    Value::Object(
-        map.iter()
-            .filter(|(k, _)| key_args.contains(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    )
-}
-
-/// The identity of a call for rules 1 and 3: the tool and its canonical arguments.
-fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
-    sha256_hex(&format!("{tool}\u{0}{canonical_arguments}"))
-}
-
-/// The identity of a call that never parsed as valid arguments: canonical
-/// JSON where the text is JSON, the raw text where it is not.
-fn raw_fingerprint(call: &ToolCall) -> String {
-    let canonical = match serde_json::from_str::<Value>(&call.arguments) {
-        Ok(v) => gate_ledger::canonical_json(&v),
-        Err(_) => call.arguments.clone(),
-    };
-    call_fingerprint(&call.name, &canonical)
 }
 
 fn collect_strings(value: &Value, out: &mut Vec<String>) {

@@ -1,0 +1,126 @@
+//! A call's identities: the fingerprint of the call (rule 1 and rule 3 look
+//! it up), the fingerprint of its key arguments (what an intent key stands
+//! for) and the intent key derived from it.
+//!
+//! Each costs a parse of the arguments into a value, their canonical JSON
+//! and a hash, which is several times what serving a successful read-only
+//! call costs otherwise, and such a call needs none of them: nothing is
+//! claimed for it and nothing failed. So they are computed when first asked
+//! for, once, from explicit inputs (the tool, the arguments, the key
+//! arguments), and the runtime asks only where a claim, a failure or an
+//! earlier failure needs them.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::step::ToolCall;
+
+/// The identities of a valid call.
+pub(super) struct CallIdentity {
+    /// The arguments as a value.
+    pub(super) args: Value,
+    /// The tool and its canonical arguments, hashed.
+    pub(super) call_fp: String,
+    /// The key arguments (all of them when the tool names none), hashed as
+    /// [`gate_ledger::fingerprint`] does.
+    pub(super) key_fp: String,
+}
+
+impl CallIdentity {
+    /// The identities of a call of `tool` with the valid `arguments`.
+    pub(super) fn of(tool: &str, arguments: &str, key_args: &[String]) -> Self {
+        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+        let canonical = gate_ledger::canonical_json(&args);
+        let call_fp = call_fingerprint(tool, &canonical);
+        // Without key arguments the key covers all of them: the canonical
+        // text is the same one.
+        let key_fp = if key_args.is_empty() {
+            sha256_hex(&canonical)
+        } else {
+            gate_ledger::fingerprint(&key_arguments(&args, key_args))
+        };
+        CallIdentity { args, call_fp, key_fp }
+    }
+}
+
+/// The key a call of `tool` in `task_id` carries without a declared intent.
+pub(crate) fn derived_key(task_id: &str, tool: &str, arguments: &str, key_args: &[String]) -> String {
+    let identity = CallIdentity::of(tool, arguments, key_args);
+    gate_ledger::derived_intent_key(task_id, tool, &identity.key_fp)
+}
+
+/// The identity of a call that never parsed as valid arguments: canonical
+/// JSON where the text is JSON, the raw text where it is not.
+pub(super) fn raw_fingerprint(call: &ToolCall) -> String {
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(v) => call_fingerprint(&call.name, &gate_ledger::canonical_json(&v)),
+        Err(_) => call_fingerprint(&call.name, &call.arguments),
+    }
+}
+
+/// The identity of a call for rules 1 and 3: the tool and its canonical arguments.
+fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
+    let mut hash = Sha256::new();
+    hash.update(tool.as_bytes());
+    hash.update([0]);
+    hash.update(canonical_arguments.as_bytes());
+    hex::encode(hash.finalize())
+}
+
+/// The JSON the key fingerprint covers: the `key` arguments of an object.
+fn key_arguments(args: &Value, key_args: &[String]) -> Value {
+    let Value::Object(map) = args else { return args.clone() };
+    Value::Object(
+        map.iter()
+            .filter(|(k, _)| key_args.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// SHA-256 of `text`, in lower-case hex.
+pub(super) fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::Ctx;
+
+    #[test]
+    fn the_derived_key_stands_for_the_canonical_key_arguments() {
+        let all = gate_ledger::derived_intent_key("t1", "lookup", &gate_ledger::fingerprint(&json!({"a": 2, "b": 1})));
+        assert_eq!(derived_key("t1", "lookup", r#"{"b": 1, "a": 2}"#, &[]), all);
+        assert_eq!(derived_key("t1", "lookup", r#"{"a":2,"b":1}"#, &[]), all);
+        let only_a = gate_ledger::derived_intent_key("t1", "lookup", &gate_ledger::fingerprint(&json!({"a": 2})));
+        assert_eq!(
+            derived_key("t1", "lookup", r#"{"b": 1, "a": 2}"#, &["a".to_owned()]),
+            only_a
+        );
+        assert_ne!(only_a, all);
+    }
+
+    #[test]
+    fn the_call_fingerprint_ignores_key_order_and_names_the_tool() {
+        let one = CallIdentity::of("lookup", r#"{"b": 1, "a": 2}"#, &[]);
+        let two = CallIdentity::of("lookup", r#"{"a": 2, "b": 1}"#, &[]);
+        let other_tool = CallIdentity::of("search", r#"{"a": 2, "b": 1}"#, &[]);
+        assert_eq!(one.call_fp, two.call_fp);
+        assert_ne!(one.call_fp, other_tool.call_fp);
+        assert_eq!(one.key_fp, gate_ledger::fingerprint(&json!({"a": 2, "b": 1})));
+    }
+
+    #[test]
+    fn a_context_derives_its_key_when_first_asked_and_equals_an_eager_one() {
+        let arguments = r#"{"email": "a@b.c"}"#;
+        let lazy = Ctx::with_derived_key("t1", "u1", "c1", "lookup", arguments, &[]);
+        let key = derived_key("t1", "lookup", arguments, &[]);
+        let eager = Ctx::new("t1", "u1", "c1", "lookup", key.clone());
+        assert_eq!(lazy.intent_key(), key);
+        assert_eq!(lazy, eager);
+        assert_ne!(lazy, Ctx::new("t1", "u1", "c1", "lookup", "another-key-000000"));
+    }
+}
