@@ -52,7 +52,9 @@ pub struct DecisionRecord {
     /// makes it, and hashing it on every successful call would cost what no
     /// one reads.
     pub message_hash: String,
-    /// The intent key, when the call had one.
+    /// The intent key, when the call had one: the key a side effect was
+    /// claimed under, or the declared intent's. A read-only call outside a
+    /// declared intent has none (nothing is claimed for it).
     pub intent_key: Option<String>,
 }
 

@@ -161,11 +161,21 @@ attempt, attempts_used, repair_tokens, latency_added_ms, message_hash, intent_ke
 const ROWS_PER_INSERT: usize = 64;
 
 /// `INSERT … VALUES (…), (…) …` for `rows` decision records, each once per id.
-fn multi_row_decision_insert(rows: usize) -> String {
+///
+/// SQLite's placeholders are anonymous (`?`): sqlx asks SQLite for the name
+/// of every parameter it binds, and SQLite finds a name by a linear scan of
+/// the statement's names, so numbered placeholders make binding a batch
+/// quadratic (with 960 of them it was most of a batch's time).
+fn multi_row_decision_insert(rows: usize, dialect: Dialect) -> String {
     let columns = DECISION_COLS.split(',').count();
     let values: Vec<String> = (0..rows)
         .map(|row| {
-            let params: Vec<String> = (1..=columns).map(|c| format!("${}", row * columns + c)).collect();
+            let params: Vec<String> = (1..=columns)
+                .map(|c| match dialect {
+                    Dialect::Sqlite => "?".to_owned(),
+                    Dialect::Postgres => format!("${}", row * columns + c),
+                })
+                .collect();
             format!("({})", params.join(", "))
         })
         .collect();
@@ -182,6 +192,7 @@ failed_intent_key, failed_at, reopened_at, updated_at";
 /// The statements, rendered for one dialect.
 #[derive(Debug)]
 struct Statements {
+    dialect: Dialect,
     insert: String,
     load: String,
     find: String,
@@ -194,6 +205,8 @@ struct Statements {
     purge: String,
     list_state: String,
     append_decision: String,
+    /// The multi-row insert of a full chunk of [`ROWS_PER_INSERT`] records.
+    append_decisions: String,
     list_decisions: String,
     load_task: String,
     task_revision: String,
@@ -243,6 +256,7 @@ impl Statements {
         let pk = "user_id = $1 AND intent_key = $2";
         let fence = "attempt = $3 AND owner = $4";
         let s = Statements {
+            dialect: Dialect::Postgres,
             insert: format!(
                 "INSERT INTO gate_intents ({COLS}) VALUES ({placeholders}) \
                  ON CONFLICT (user_id, intent_key) DO NOTHING"
@@ -310,6 +324,7 @@ impl Statements {
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
                  ON CONFLICT (decision_id) DO NOTHING"
             ),
+            append_decisions: multi_row_decision_insert(ROWS_PER_INSERT, Dialect::Postgres),
             list_decisions: format!(
                 "SELECT {DECISION_COLS} FROM gate_decisions \
                  WHERE ($1 IS NULL OR task_id = $1) AND ($2 IS NULL OR user_id = $2) \
@@ -349,6 +364,8 @@ impl Statements {
         match d {
             Dialect::Postgres => s,
             Dialect::Sqlite => Statements {
+                dialect: Dialect::Sqlite,
+                append_decisions: multi_row_decision_insert(ROWS_PER_INSERT, Dialect::Sqlite),
                 insert: to_sqlite(&s.insert),
                 load: to_sqlite(&s.load),
                 find: to_sqlite(&s.find),
@@ -954,8 +971,14 @@ macro_rules! sql_backend {
             fn append_decisions<'b>(&'b mut self, records: &'b [DecisionRecord]) -> BoxFuture<'b, Res<()>> {
                 Box::pin(async move {
                     for chunk in records.chunks(ROWS_PER_INSERT) {
-                        let sql = multi_row_decision_insert(chunk.len());
-                        let mut query = sqlx::query(&sql);
+                        let tail;
+                        let sql = if chunk.len() == ROWS_PER_INSERT {
+                            &self.sql.append_decisions
+                        } else {
+                            tail = multi_row_decision_insert(chunk.len(), self.sql.dialect);
+                            &tail
+                        };
+                        let mut query = sqlx::query(sql);
                         for record in chunk {
                             query = bind_decision!(query, record);
                         }

@@ -243,7 +243,11 @@ impl Gate {
     /// system, never from the [seed](super::GateBuilder::seed), since two
     /// workers seeded alike must not hand out the same task.
     pub fn task(&self, user: impl Into<String>) -> Task {
-        self.task_with_id(user, format!("task-{}", new_owner_token()))
+        let mut task = self.task_with_id(user, format!("task-{}", new_owner_token()));
+        // An id just minted from 128 random bits names nothing stored: there
+        // is nothing to load, and the first write inserts the task.
+        task.loaded = true;
+        task
     }
 
     /// The task `id` of `user`: a new task, or the one stored under that id,
