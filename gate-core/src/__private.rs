@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use crate::{Ctx, Effects, Tool, ToolError, ToolFuture, ToolSpec, Toolbox};
+pub use crate::validate::{Rejection, Validator};
+pub use crate::{Ctx, Effects, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec, Toolbox};
 pub use schemars;
 pub use serde;
 pub use serde_json;
@@ -165,6 +166,23 @@ struct SchemaTypeMismatch(serde_json::Error);
 /// bug (schema and type disagree), hence internal.
 pub fn parse_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|e| ToolError::internal(SchemaTypeMismatch(e)))
+}
+
+/// The one-pass path of a `#[tool]`: parses `arguments` into `T` with
+/// `validator` and hands them to `run` when the call runs.
+pub fn prepared<'a, T, F>(
+    validator: &crate::validate::Validator,
+    arguments: &str,
+    run: F,
+) -> Option<Result<crate::PreparedCall<'a>, crate::validate::Rejection>>
+where
+    T: DeserializeOwned + Send + 'a,
+    F: FnOnce(Ctx, T) -> ToolFuture<'a> + Send + 'a,
+{
+    Some(validator.parse::<T>(arguments).map(|args| {
+        let call: crate::PreparedCall<'a> = Box::new(move |ctx| run(ctx, args));
+        call
+    }))
 }
 
 /// A finished future holding an error.

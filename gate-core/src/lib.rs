@@ -24,7 +24,9 @@ pub use ctx::Ctx;
 pub use effects::{Effects, EffectsError};
 pub use error::{BoxError, ToolError};
 pub use manifest::{Dialect, ManifestError};
-pub use tool::{DynamicTool, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name};
+pub use tool::{
+    DynamicTool, PreparedCall, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name,
+};
 pub use toolbox::{Toolbox, ToolboxError};
 
 pub use gate_budget as budget;

@@ -21,6 +21,10 @@ use crate::{Ctx, Effects, ToolError};
 /// The future a tool call returns: the tool's output as JSON, or its failure.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
 
+/// A call whose arguments are parsed into the tool's own types, ready to
+/// run with its context (see [`Tool::prepare`]).
+pub type PreparedCall<'a> = Box<dyn FnOnce(Ctx) -> ToolFuture<'a> + Send + 'a>;
+
 /// A callable tool.
 ///
 /// Implement it by hand only for unusual cases; `#[tool]` and [`DynamicTool`]
@@ -32,6 +36,22 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool on arguments that already passed validation against
     /// [`ToolSpec::input_schema`]. `arguments` is the JSON object text.
     fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a>;
+
+    /// Validates and parses `arguments` in one pass, before anything is
+    /// claimed for the call: the call ready to run, or why its arguments
+    /// are wrong. A tool with typed arguments (every `#[tool]`) parses them
+    /// with [`Validator::parse`](gate_validate::Validator::parse), which
+    /// costs one serde parse on the valid path, where validating the text
+    /// and then parsing it costs two. `None` (the default) leaves it to the
+    /// runtime: it validates the text and calls [`call`](Self::call).
+    fn prepare<'a>(
+        &'a self,
+        validator: &gate_validate::Validator,
+        arguments: &str,
+    ) -> Option<Result<PreparedCall<'a>, gate_validate::Rejection>> {
+        let _ = (validator, arguments);
+        None
+    }
 }
 
 /// Everything about a tool except its code.
@@ -364,6 +384,27 @@ impl Tool for DynamicTool {
 pub async fn call_contained(tool: &dyn Tool, ctx: &Ctx, arguments: &str) -> Result<Value, ToolError> {
     let started = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(ctx, arguments)));
     match started {
+        Ok(future) => CatchUnwind(future).await,
+        Err(panic) => Err(panicked(panic)),
+    }
+}
+
+/// What [`Tool::prepare`] answered, a panic in it (a custom `Deserialize`
+/// that panics) contained as an internal error of the tool.
+pub(crate) type Prepared<'a> = Result<Option<Result<PreparedCall<'a>, gate_validate::Rejection>>, ToolError>;
+
+/// Calls [`Tool::prepare`] with panics contained.
+pub(crate) fn prepare_contained<'a>(
+    tool: &'a dyn Tool,
+    validator: &gate_validate::Validator,
+    arguments: &str,
+) -> Prepared<'a> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(validator, arguments))).map_err(panicked)
+}
+
+/// [`call_contained`] for a [`PreparedCall`].
+pub(crate) async fn run_contained(prepared: PreparedCall<'_>, ctx: Ctx) -> Result<Value, ToolError> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| prepared(ctx))) {
         Ok(future) => CatchUnwind(future).await,
         Err(panic) => Err(panicked(panic)),
     }

@@ -428,6 +428,22 @@ fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> Token
                     #convert
                 })
             }
+
+            fn prepare<'a>(
+                &'a self,
+                __validator: &::gate::__private::Validator,
+                __arguments: &str,
+            ) -> ::core::option::Option<
+                ::core::result::Result<::gate::__private::PreparedCall<'a>, ::gate::__private::Rejection>,
+            > {
+                ::gate::__private::prepared::<#args_type, _>(__validator, __arguments, move |__owned_ctx, __args| {
+                    ::std::boxed::Box::pin(async move {
+                        let __ctx = &__owned_ctx;
+                        let __ret = #invoke;
+                        #convert
+                    })
+                })
+            }
         }
     }
 }

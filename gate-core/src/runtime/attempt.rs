@@ -17,7 +17,8 @@ use gate_ledger::{Claim, ClaimRequest, FailReason, FailureClass, Finish, Lease, 
 use serde_json::{Value, json};
 
 use super::persist::retrying;
-use crate::{Ctx, Tool, ToolError, call_contained};
+use crate::tool::run_contained;
+use crate::{Ctx, PreparedCall, Tool, ToolError, call_contained};
 
 /// What one attempt produced.
 pub(super) enum Attempt {
@@ -39,13 +40,19 @@ pub(super) enum Attempt {
     },
 }
 
+/// How the tool is called: its arguments already parsed into its own types
+/// (one pass over the text, in admission), or the validated text.
+pub(super) enum Call<'t, 'p> {
+    Prepared(PreparedCall<'p>),
+    Text(&'t dyn Tool, &'t str),
+}
+
 /// Claims the intent with its dispatch (when `claim` is given), then runs
 /// the tool with panics contained and cut off at `timeout`.
 pub(super) async fn run(
     store: &dyn Storage,
-    tool: &dyn Tool,
-    ctx: &Ctx,
-    arguments: &str,
+    call: Call<'_, '_>,
+    ctx: Ctx,
     claim: Option<&ClaimRequest>,
     timeout: Duration,
     patience: Duration,
@@ -71,7 +78,7 @@ pub(super) async fn run(
         },
     };
     let started = tokio::time::Instant::now();
-    let result = call_in_time(tool, ctx, arguments, timeout).await;
+    let result = call_in_time(call, ctx, timeout).await;
     Attempt::Ran {
         result,
         lease,
@@ -84,9 +91,15 @@ pub(super) async fn run(
 /// it returns late is discarded. Either way the call is a `Timeout` (its
 /// outcome is unknown), and the lease, which outlasts the timeout, is still
 /// held when the decision is recorded.
-async fn call_in_time(tool: &dyn Tool, ctx: &Ctx, arguments: &str, timeout: Duration) -> Result<Value, ToolError> {
+async fn call_in_time(call: Call<'_, '_>, ctx: Ctx, timeout: Duration) -> Result<Value, ToolError> {
     let started = tokio::time::Instant::now();
-    match tokio::time::timeout(timeout, call_contained(tool, ctx, arguments)).await {
+    let contained = async {
+        match call {
+            Call::Prepared(prepared) => run_contained(prepared, ctx).await,
+            Call::Text(tool, arguments) => call_contained(tool, &ctx, arguments).await,
+        }
+    };
+    match tokio::time::timeout(timeout, contained).await {
         Ok(_) if started.elapsed() > timeout => Err(ToolError::Timeout),
         Ok(result) => result,
         Err(_) => Err(ToolError::Timeout),

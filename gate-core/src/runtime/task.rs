@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use gate_budget::{
@@ -39,7 +39,8 @@ use super::messages;
 use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
 use super::policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 use super::step::{Feedback, Step, ToolCall, ToolOutput};
-use crate::{Ctx, Dialect, Effects, ManifestError, Tool, ToolError, ToolSpec};
+use crate::tool::prepare_contained;
+use crate::{Ctx, Dialect, Effects, ManifestError, PreparedCall, Tool, ToolError, ToolSpec};
 
 /// What a lease holds beyond the tool's timeout and the store patience that
 /// recording its outcome may take: the time between the claim and the call.
@@ -73,7 +74,10 @@ pub struct Task {
 
 /// A call that passed every check before running.
 struct Admitted<'c> {
-    tool: Arc<dyn Tool>,
+    tool: &'c dyn Tool,
+    /// The arguments parsed into the tool's own types while they were
+    /// validated, for the first attempt (a later attempt parses the text).
+    prepared: Mutex<Option<PreparedCall<'c>>>,
     /// The arguments as the tool reads them: the call's own text, unless
     /// validation had to normalize it.
     arguments: Cow<'c, str>,
@@ -502,7 +506,8 @@ impl Task {
     /// step says what the model sees next.
     pub async fn handle(&mut self, call: ToolCall) -> Step {
         self.last_retries.clear();
-        let admitted = match self.admit(&call).await {
+        let gate = self.gate.clone();
+        let admitted = match self.admit(&gate, &call).await {
             Ok(admitted) => admitted,
             Err(verdict) => return self.conclude(&call, None, verdict, 1).await.step,
         };
@@ -519,7 +524,7 @@ impl Task {
     }
 
     /// Everything checked before a tool runs.
-    async fn admit<'c>(&mut self, call: &'c ToolCall) -> Result<Admitted<'c>, Verdict> {
+    async fn admit<'c>(&mut self, gate: &'c Gate, call: &'c ToolCall) -> Result<Admitted<'c>, Verdict> {
         if let Err(e) = self.load().await {
             return Err(Verdict::StoreDown(e.to_string()));
         }
@@ -527,7 +532,7 @@ impl Task {
         if self.stored.terminal {
             return Err(Verdict::TaskFailed);
         }
-        let inner = self.gate.inner();
+        let inner = gate.inner();
         let refused = |message: String| Verdict::Refused {
             message,
             call_fp: raw_fingerprint(call),
@@ -548,12 +553,26 @@ impl Task {
         if !missing.is_empty() {
             return Err(refused(messages::scope_missing(&call.name, &missing)));
         }
-        let arguments = match validator.validate(&call.arguments) {
-            Ok(args) => args,
-            Err(rejection) => return Err(refused(rejection.message(&call.name))),
+        // Validated and parsed in one pass where the tool has typed
+        // arguments; otherwise the text is validated for `Tool::call`.
+        let (arguments, prepared) = match prepare_contained(tool.as_ref(), validator, &call.arguments) {
+            Ok(Some(Ok(prepared))) => (Cow::Borrowed(call.arguments.as_str()), Some(prepared)),
+            Ok(Some(Err(rejection))) => return Err(refused(rejection.message(&call.name))),
+            Ok(None) => match validator.validate(&call.arguments) {
+                Ok(arguments) => (arguments, None),
+                Err(rejection) => return Err(refused(rejection.message(&call.name))),
+            },
+            Err(panicked) => {
+                return Err(Verdict::Failed {
+                    error: panicked,
+                    lease: None,
+                    elapsed: Duration::ZERO,
+                });
+            }
         };
         let admitted = Admitted {
-            tool: tool.clone(),
+            tool: tool.as_ref(),
+            prepared: Mutex::new(prepared),
             arguments,
             declared_key: self.intent_key_for(&call.name),
             identity: OnceLock::new(),
@@ -598,17 +617,12 @@ impl Task {
             owner: Some(new_owner_token()),
         });
         let store = &*inner.store;
-        match attempt::run(
-            store,
-            a.tool.as_ref(),
-            &ctx,
-            &a.arguments,
-            claim.as_ref(),
-            timeout,
-            inner.store_patience,
-        )
-        .await
-        {
+        let prepared = a.prepared.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let tool_call = match prepared {
+            Some(prepared) => attempt::Call::Prepared(prepared),
+            None => attempt::Call::Text(a.tool, &a.arguments),
+        };
+        match attempt::run(store, tool_call, ctx, claim.as_ref(), timeout, inner.store_patience).await {
             Attempt::Ran {
                 result: Ok(value),
                 lease,
