@@ -2,7 +2,8 @@
 //! pass, before anything is claimed: a value the schema allows but the
 //! type's `Deserialize` refuses is a rejection the model can act on, and
 //! the ledger never hears of the call; a `Deserialize` that panics is the
-//! tool's internal error, and the process goes on.
+//! tool's internal error, and the process goes on; the call's identity is
+//! still that of its arguments as the validator reads them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -53,6 +54,13 @@ impl Payments {
     fn charge_card(&self, customer_id: String, amount: Cents) -> Value {
         self.0.fetch_add(1, Ordering::SeqCst);
         json!({"charge": format!("ch_{customer_id}"), "cents": amount.0})
+    }
+
+    /// Refund a charge.
+    #[tool(destructive)]
+    fn refund(&self, charge_id: String, #[arg(default)] note: String) -> Value {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        json!({"refunded": charge_id, "note": note})
     }
 
     /// Apply a discount code.
@@ -120,4 +128,21 @@ async fn a_deserialize_that_panics_is_the_tools_internal_error() {
         .handle(ToolCall::new("c2", "apply_code", r#"{"code": "WINTER"}"#))
         .await;
     assert!(matches!(step, Step::Return(_)), "{step:?}");
+}
+
+// The one-pass parse reads the call's own text; the intent key is still
+// derived from the arguments as the validator reads them, so a field with
+// a default sent as null (which the validator reads as absent) is the same
+// call as one without it: a replay, never a second refund.
+#[tokio::test]
+async fn a_defaulted_field_sent_as_null_is_the_same_intent_as_one_left_out() {
+    let (gate, _, runs) = gate().await;
+    let mut task = gate.task("u1");
+    let first = ToolCall::new("c1", "refund", r#"{"charge_id": "ch_1", "note": null}"#);
+    let step = task.handle(first).await;
+    assert!(matches!(step, Step::Return(ref out) if !out.replayed), "{step:?}");
+    let again = ToolCall::new("c2", "refund", r#"{"charge_id": "ch_1"}"#);
+    let step = task.handle(again).await;
+    assert!(matches!(step, Step::Return(ref out) if out.replayed), "{step:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "one refund");
 }

@@ -4,7 +4,10 @@
 //! so it can hand it on (as a payment provider's idempotency key, say): that is
 //! how "the agent never double-charges" survives past gate's own ledger.
 
-use std::sync::OnceLock;
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use gate_validate::Validator;
 
 /// What a tool knows about the call it is serving.
 #[derive(Clone, Debug)]
@@ -19,10 +22,12 @@ pub struct Ctx {
     key_source: Option<KeySource>,
 }
 
-/// The arguments a derived intent key stands for.
+/// The arguments a derived intent key stands for: the call's text, read as
+/// its validator reads it (an optional field sent as null is absent).
 #[derive(Clone, Debug)]
 struct KeySource {
     arguments: String,
+    validator: Arc<Validator>,
     key_args: Vec<String>,
 }
 
@@ -55,6 +60,7 @@ impl Ctx {
         call_id: &str,
         tool: &str,
         arguments: &str,
+        validator: &Arc<Validator>,
         key_args: &[String],
     ) -> Self {
         Ctx {
@@ -65,6 +71,7 @@ impl Ctx {
             intent_key: OnceLock::new(),
             key_source: Some(KeySource {
                 arguments: arguments.to_owned(),
+                validator: validator.clone(),
                 key_args: key_args.to_vec(),
             }),
         }
@@ -94,7 +101,13 @@ impl Ctx {
     /// same intent. Pass it downstream as an idempotency key.
     pub fn intent_key(&self) -> &str {
         self.intent_key.get_or_init(|| match &self.key_source {
-            Some(source) => crate::runtime::derived_key(&self.task_id, &self.tool, &source.arguments, &source.key_args),
+            Some(source) => {
+                let text = source
+                    .validator
+                    .validate(&source.arguments)
+                    .unwrap_or(Cow::Borrowed(&source.arguments));
+                crate::runtime::derived_key(&self.task_id, &self.tool, &text, &source.key_args)
+            }
             None => String::new(),
         })
     }

@@ -278,7 +278,7 @@ impl GateBuilder {
                     Some(Box::new(e)),
                 )
             })?;
-            validators.insert(spec.name().to_owned(), validator);
+            validators.insert(spec.name().to_owned(), Arc::new(validator));
         }
         let storage = match self.storage {
             Some(storage) => storage,

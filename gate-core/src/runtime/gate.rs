@@ -30,7 +30,7 @@ pub struct Gate {
 /// What a gate holds; the runtime's other modules read it through [`Gate`].
 pub(super) struct Inner {
     pub(super) toolbox: Toolbox,
-    pub(super) validators: HashMap<String, Validator>,
+    pub(super) validators: HashMap<String, Arc<Validator>>,
     pub(super) store: Arc<dyn Storage>,
     pub(super) sanitizer: Sanitizer,
     pub(super) result_sanitizer: Option<Sanitizer>,

@@ -115,12 +115,22 @@ mod tests {
 
     #[test]
     fn a_context_derives_its_key_when_first_asked_and_equals_an_eager_one() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"email": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["email"],
+        });
+        let validator = std::sync::Arc::new(gate_validate::Validator::new(&schema).unwrap());
         let arguments = r#"{"email": "a@b.c"}"#;
-        let lazy = Ctx::with_derived_key("t1", "u1", "c1", "lookup", arguments, &[]);
+        let lazy = Ctx::with_derived_key("t1", "u1", "c1", "lookup", arguments, &validator, &[]);
         let key = derived_key("t1", "lookup", arguments, &[]);
         let eager = Ctx::new("t1", "u1", "c1", "lookup", key.clone());
         assert_eq!(lazy.intent_key(), key);
         assert_eq!(lazy, eager);
         assert_ne!(lazy, Ctx::new("t1", "u1", "c1", "lookup", "another-key-000000"));
+        // Read as the validator reads it: an optional field sent as null is absent.
+        let with_null = r#"{"email": "a@b.c", "note": null}"#;
+        let lazy = Ctx::with_derived_key("t1", "u1", "c1", "lookup", with_null, &validator, &[]);
+        assert_eq!(lazy.intent_key(), key);
     }
 }

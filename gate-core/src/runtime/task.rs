@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use gate_budget::{
@@ -40,6 +40,7 @@ use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
 use super::policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 use super::step::{Feedback, Step, ToolCall, ToolOutput};
 use crate::tool::prepare_contained;
+use crate::validate::Validator;
 use crate::{Ctx, Dialect, Effects, ManifestError, PreparedCall, Tool, ToolError, ToolSpec};
 
 /// What a lease holds beyond the tool's timeout and the store patience that
@@ -78,9 +79,13 @@ struct Admitted<'c> {
     /// The arguments parsed into the tool's own types while they were
     /// validated, for the first attempt (a later attempt parses the text).
     prepared: Mutex<Option<PreparedCall<'c>>>,
-    /// The arguments as the tool reads them: the call's own text, unless
-    /// validation had to normalize it.
-    arguments: Cow<'c, str>,
+    validator: &'c Arc<Validator>,
+    /// The call's own text.
+    raw: &'c str,
+    /// The text as the validator reads it (an optional field sent as null
+    /// is absent), which the identities and a later attempt use: set by
+    /// validation, or worked out when first needed after a one-pass parse.
+    text: OnceLock<Cow<'c, str>>,
     /// The declared intent's key for this tool, if an intent is declared.
     declared_key: Option<String>,
     /// Computed when first needed: a successful read-only call needs none.
@@ -89,6 +94,12 @@ struct Admitted<'c> {
 }
 
 impl Admitted<'_> {
+    /// The arguments as the tool reads them.
+    fn arguments(&self) -> &str {
+        self.text
+            .get_or_init(|| self.validator.validate(self.raw).unwrap_or(Cow::Borrowed(self.raw)))
+    }
+
     /// Whether the call claims its intent in the ledger before it runs.
     fn claims(&self) -> bool {
         !self.tool.spec().effects().is_read_only()
@@ -97,7 +108,7 @@ impl Admitted<'_> {
     fn identity(&self) -> &CallIdentity {
         self.identity.get_or_init(|| {
             let spec = self.tool.spec();
-            CallIdentity::of(spec.name(), &self.arguments, spec.key_args())
+            CallIdentity::of(spec.name(), self.arguments(), spec.key_args())
         })
     }
 
@@ -555,11 +566,15 @@ impl Task {
         }
         // Validated and parsed in one pass where the tool has typed
         // arguments; otherwise the text is validated for `Tool::call`.
-        let (arguments, prepared) = match prepare_contained(tool.as_ref(), validator, &call.arguments) {
-            Ok(Some(Ok(prepared))) => (Cow::Borrowed(call.arguments.as_str()), Some(prepared)),
+        let text = OnceLock::new();
+        let prepared = match prepare_contained(tool.as_ref(), validator, &call.arguments) {
+            Ok(Some(Ok(prepared))) => Some(prepared),
             Ok(Some(Err(rejection))) => return Err(refused(rejection.message(&call.name))),
             Ok(None) => match validator.validate(&call.arguments) {
-                Ok(arguments) => (arguments, None),
+                Ok(validated) => {
+                    let _ = text.set(validated);
+                    None
+                }
                 Err(rejection) => return Err(refused(rejection.message(&call.name))),
             },
             Err(panicked) => {
@@ -573,7 +588,9 @@ impl Task {
         let admitted = Admitted {
             tool: tool.as_ref(),
             prepared: Mutex::new(prepared),
-            arguments,
+            validator,
+            raw: &call.arguments,
+            text,
             declared_key: self.intent_key_for(&call.name),
             identity: OnceLock::new(),
             derived_key: OnceLock::new(),
@@ -600,7 +617,8 @@ impl Task {
                 &self.user,
                 &call.id,
                 &call.name,
-                &a.arguments,
+                a.raw,
+                a.validator,
                 a.tool.spec().key_args(),
             ),
         };
@@ -620,7 +638,7 @@ impl Task {
         let prepared = a.prepared.lock().unwrap_or_else(|p| p.into_inner()).take();
         let tool_call = match prepared {
             Some(prepared) => attempt::Call::Prepared(prepared),
-            None => attempt::Call::Text(a.tool, &a.arguments),
+            None => attempt::Call::Text(a.tool, a.arguments()),
         };
         match attempt::run(store, tool_call, ctx, claim.as_ref(), timeout, inner.store_patience).await {
             Attempt::Ran {
