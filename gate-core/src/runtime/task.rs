@@ -789,12 +789,15 @@ impl Task {
         }
         let choice = self.choose(call, admitted, verdict);
         let settled = self.settle_once(call, admitted, verdict, &choice, attempt_no);
-        let inner = self.gate.inner();
         if settled.task.is_some() {
             return None;
         }
-        inner.successes.push(&settled.record).await;
-        Some(self.finish(settled, None).await)
+        self.log(&settled.record).await;
+        self.gate.inner().successes.push(settled.record).await;
+        Some(Concluded {
+            step: settled.step,
+            retry_after: None,
+        })
     }
 
     /// Reads the task again after another worker changed it.
@@ -870,15 +873,11 @@ impl Task {
 
     /// Takes a decision's writes as the task's state and logs the decision.
     async fn finish(&mut self, settled: Settled, revision: Option<i64>) -> Concluded {
-        let inner = self.gate.inner();
         if let Some(mut task) = settled.task {
             task.revision = revision.unwrap_or(self.stored.revision);
             self.stored = task;
         }
-        emit(&settled.record);
-        for sink in &inner.sinks {
-            sink.record(&settled.record).await;
-        }
+        self.log(&settled.record).await;
         if settled.retry_after.is_some()
             && let Step::Retry(feedback) = &settled.step
         {
@@ -887,6 +886,14 @@ impl Task {
         Concluded {
             step: settled.step,
             retry_after: settled.retry_after,
+        }
+    }
+
+    /// Logs a decision: its `tracing` event and the extra sinks.
+    async fn log(&self, record: &DecisionRecord) {
+        emit(record);
+        for sink in &self.gate.inner().sinks {
+            sink.record(record).await;
         }
     }
 

@@ -148,9 +148,9 @@ impl SuccessWriter {
     /// Queues `record`, waiting while the queue is full. The memory store
     /// has no disk to wait for: there the record is stored in place, in
     /// order, and the queue stays empty.
-    pub(super) async fn push(&self, record: &DecisionRecord) {
+    pub(super) async fn push(&self, record: DecisionRecord) {
         if self.shared.store.store() == StoreKind::Memory {
-            if let Err(e) = self.shared.store.append_decision(record).await {
+            if let Err(e) = self.shared.store.append_decision(&record).await {
                 tracing::error!(target: "gate::store", error = %e, id = %record.id, "decision not stored");
             }
             return;
@@ -158,7 +158,7 @@ impl SuccessWriter {
         if let Ok(place) = self.shared.space.acquire().await {
             place.forget();
         }
-        self.shared.pending().push_back(record.clone());
+        self.shared.pending().push_back(record);
         self.shared.wake.notify_one();
     }
 
