@@ -1,16 +1,16 @@
 //! What a call costs the store, counted: a side effect commits twice (its
 //! claim with its dispatch before the tool runs; its outcome with the task's
-//! state and the decision record after), a rejection once, a replay once,
-//! and a successful read-only call waits for no commit at all (its record
-//! goes to the background writer). Counted by wrapping each store in
-//! `CountingStore`, on memory, SQLite and PostgreSQL (when
-//! `GATE_POSTGRES_URL` is set), so the costs the README gives are tested
-//! behaviour rather than a benchmark's reading.
+//! state and the decision record after), a rejection once, a replay once.
+//! Counted by wrapping each store in `CountingStore`, on memory, SQLite and
+//! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the costs the README
+//! gives are tested behaviour rather than a benchmark's reading. That a
+//! successful read-only call waits for no commit at all is counted in
+//! `success_writer.rs`, against a store whose write lock is held.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate::ledger::{CommitKind, Commits, CountingStore, DecisionQuery, LedgerConfig, State, Storage};
+use gate::ledger::{CommitKind, Commits, CountingStore, LedgerConfig, State, Storage};
 use gate::{Ctx, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -160,65 +160,6 @@ async fn a_replay_and_a_rejection_commit_once() {
         gate.shutdown().await;
     }
     drop_schema(schema).await;
-}
-
-// The writer is held off by another connection's write lock on the SQLite
-// file: no commit can happen, yet every read returns. Once the lock is
-// released, `shutdown` writes the records queued meanwhile, in batches.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn successful_reads_wait_for_no_commit() {
-    let dir = std::env::temp_dir().join(format!("gate-commits-{}-reads", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite:{}", dir.join("gate.db").display());
-    let config = LedgerConfig {
-        busy_timeout: Duration::from_millis(20),
-        ..LedgerConfig::default()
-    };
-    let store = CountingStore::new(gate::ledger::open_with(&url, &config).await.unwrap());
-    let gate = Gate::builder(Tools.into_toolbox())
-        .storage(store.storage())
-        .store_patience(Duration::from_millis(100))
-        .build()
-        .await
-        .unwrap();
-    let locker = gate::ledger::open_store(
-        &url,
-        &LedgerConfig {
-            max_connections: Some(1),
-            ..LedgerConfig::default()
-        },
-    )
-    .await
-    .unwrap()
-    .raw()
-    .cloned()
-    .expect("an SQL store");
-    locker.execute("BEGIN EXCLUSIVE").await.unwrap();
-
-    let mut task = gate.task("reader");
-    for i in 0..50 {
-        let call = ToolCall::new(
-            format!("c{i}"),
-            "lookup_customer",
-            format!(r#"{{"email": "a{i}@b.c"}}"#),
-        );
-        let step = task.handle(call).await;
-        assert!(matches!(step, Step::Return(_)), "{step:?}");
-    }
-    assert_eq!(store.commits().total(), 0, "a read waited for a commit");
-
-    locker.execute("COMMIT").await.unwrap();
-    gate.shutdown().await;
-    let commits = store.commits();
-    let batches = commits.of(CommitKind::Transaction);
-    assert_eq!(commits.total(), batches, "only the writer's batches: {commits:?}");
-    assert!((1..50).contains(&batches), "50 records in {batches} batches");
-    let query = DecisionQuery {
-        task_id: Some(task.id().to_owned()),
-        ..DecisionQuery::default()
-    };
-    assert_eq!(gate.store().list_decisions(&query).await.unwrap().len(), 50);
 }
 
 /// A charge during which the store's clock jumps past the lease and a

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::ledger::{Action, DecisionQuery, LedgerConfig, RawPool};
+use gate::ledger::{Action, CommitKind, CountingStore, DecisionQuery, LedgerConfig, RawPool};
 use gate::{Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -30,9 +30,10 @@ impl Tools {
     }
 }
 
-/// A gate on a fresh SQLite file that gives up on a held lock quickly, and
-/// a second connection to the same file that can hold its write lock.
-async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>) {
+/// A gate on a fresh SQLite file that gives up on a held lock quickly (its
+/// commits counted), and a second connection to the same file that can hold
+/// its write lock.
+async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>, CountingStore) {
     let dir = std::env::temp_dir().join(format!("gate-writer-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -41,10 +42,10 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>) {
         busy_timeout: Duration::from_millis(20),
         ..LedgerConfig::default()
     };
-    let store = gate::ledger::open_with(&url, &config).await.unwrap();
+    let store = CountingStore::new(gate::ledger::open_with(&url, &config).await.unwrap());
     let crm = Arc::new(Crm::default());
     let gate = Gate::builder(Tools(crm.clone()).into_toolbox())
-        .storage(store)
+        .storage(store.storage())
         .store_patience(Duration::from_millis(100))
         .build()
         .await
@@ -61,7 +62,7 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>) {
     .raw()
     .cloned()
     .expect("an SQL store");
-    (gate, locker, crm)
+    (gate, locker, crm, store)
 }
 
 fn lookup(id: &str) -> ToolCall {
@@ -79,7 +80,7 @@ async fn log_of(gate: &Gate, task: &str) -> Vec<Action> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_successes_answer_while_the_store_is_locked_and_are_logged_once_it_is_free() {
-    let (gate, locker, crm) = gate_and_locker("locked").await;
+    let (gate, locker, crm, store) = gate_and_locker("locked").await;
     locker.execute("BEGIN EXCLUSIVE").await.unwrap();
     let mut task = gate.task("u1");
     for i in 0..20 {
@@ -87,16 +88,23 @@ async fn read_only_successes_answer_while_the_store_is_locked_and_are_logged_onc
         assert!(matches!(&step, Step::Return(out) if !out.is_error), "{step:?}");
     }
     assert_eq!(crm.lookups.load(Ordering::SeqCst), 20);
+    // No commit could happen, and none was waited for.
+    assert_eq!(store.commits().total(), 0);
     // A reader sees none of them yet (WAL: reads go on under the lock).
     assert!(log_of(&gate, task.id()).await.is_empty());
     locker.execute("COMMIT").await.unwrap();
     gate.shutdown().await;
     assert_eq!(log_of(&gate, task.id()).await, vec![Action::Return; 20]);
+    // Written by the writer, in batches: fewer commits than records.
+    let commits = store.commits();
+    let batches = commits.of(CommitKind::Transaction);
+    assert_eq!(commits.total(), batches, "only the writer's batches: {commits:?}");
+    assert!((1..20).contains(&batches), "20 records in {batches} batches");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_written_at_once_goes_after_the_queued_successes() {
-    let (gate, locker, _) = gate_and_locker("order").await;
+    let (gate, locker, _, _) = gate_and_locker("order").await;
     locker.execute("BEGIN EXCLUSIVE").await.unwrap();
     let mut task = gate.task("u1");
     let ok = task.handle(lookup("c1")).await;
