@@ -61,7 +61,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             },
         };
         any_rejected |= verdict["ok"] == false;
-        println!("{verdict}");
+        outln!("{verdict}");
     }
     Ok(if any_rejected {
         ExitCode::FAILURE

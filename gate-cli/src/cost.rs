@@ -40,9 +40,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     params.seed = args.seed;
     let report = expected_tokens(&params)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render_text(&report));
+        out!("{}", render_text(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,19 @@
 //! bad input to the command itself.
 #![forbid(unsafe_code)]
 
+/// `println!` for the command's output: a reader that went away (`gate
+/// report --json | head`) ends the command quietly, as Unix tools do,
+/// instead of a panic on the broken pipe.
+macro_rules! outln {
+    () => { $crate::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` for the command's output, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::write_out(format_args!($($arg)*)) };
+}
+
 mod check;
 mod cost;
 mod html_report;
@@ -86,6 +99,20 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
         .enable_all()
         .build()
         .map_err(UsageError::from)
+}
+
+/// Writes to standard output. A closed pipe exits with success, since
+/// whoever read the output has what they wanted; any other write error
+/// exits 1 with the reason on standard error.
+fn write_out(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(text) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("gate: cannot write the output: {e}");
+        std::process::exit(1);
+    }
 }
 
 fn main() -> ExitCode {

@@ -30,7 +30,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     };
     match toolbox.manifest(args.format) {
         Ok(manifest) => {
-            println!("{}", serde_json::to_string_pretty(&manifest)?);
+            outln!("{}", serde_json::to_string_pretty(&manifest)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

@@ -106,7 +106,7 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, UsageError> {
                     eprintln!("gate reconcile: no intent `{key}` in {store}");
                     return Ok(ExitCode::FAILURE);
                 }
-                println!("{}", serde_json::to_string_pretty(&records)?);
+                outln!("{}", serde_json::to_string_pretty(&records)?);
                 Ok(ExitCode::SUCCESS)
             }
             Command::Resolve {
@@ -152,15 +152,15 @@ async fn list(store: &str, json: bool) -> Result<ExitCode, UsageError> {
         let mut out = serde_json::Map::new();
         out.insert("unresolved_intents".into(), serde_json::to_value(&intents)?);
         out.insert("failed_tasks".into(), serde_json::to_value(&tasks)?);
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     if intents.is_empty() && tasks.is_empty() {
-        println!("Nothing to reconcile.");
+        outln!("Nothing to reconcile.");
         return Ok(ExitCode::SUCCESS);
     }
     if !intents.is_empty() {
-        println!("Intents whose outcome is unknown ({}):", intents.len());
+        outln!("Intents whose outcome is unknown ({}):", intents.len());
         let rows = intents
             .iter()
             .map(|r| {
@@ -173,15 +173,15 @@ async fn list(store: &str, json: bool) -> Result<ExitCode, UsageError> {
                 ]
             })
             .collect();
-        print!("{}", table(&["intent key", "tool", "user", "task", "error"], rows));
+        out!("{}", table(&["intent key", "tool", "user", "task", "error"], rows));
     }
     if !tasks.is_empty() {
         if !intents.is_empty() {
-            println!();
+            outln!();
         }
-        println!("Failed tasks ({}):", tasks.len());
+        outln!("Failed tasks ({}):", tasks.len());
         let rows = tasks.iter().map(task_row).collect();
-        print!(
+        out!(
             "{}",
             table(
                 &[
@@ -292,7 +292,7 @@ async fn resolve(ledger: &Arc<dyn Storage>, request: &ResolveRequest) -> Result<
         }
         Err(e) => return Err(e.into()),
     };
-    println!("{}", serde_json::to_string_pretty(&record)?);
+    outln!("{}", serde_json::to_string_pretty(&record)?);
     let mut reopened = 0;
     for t in waiting.iter().filter(|t| t.user == record.user) {
         if let Some(now) = ledger.load_task(&t.user, &t.task_id).await?
@@ -361,7 +361,7 @@ async fn reopen(
     };
     let (task, user) = (plain(task_id), plain(&user));
     if !before.terminal {
-        println!("task `{task}` of user `{user}` has not failed: nothing to reopen");
+        outln!("task `{task}` of user `{user}` has not failed: nothing to reopen");
         return Ok(ExitCode::SUCCESS);
     }
     let after = match ledger.reopen_task(&before.user, &before.task_id).await {
@@ -372,7 +372,7 @@ async fn reopen(
         }
         Err(e) => return Err(e.into()),
     };
-    println!("reopened task `{task}` of user `{user}`: its next call runs");
+    outln!("reopened task `{task}` of user `{user}`: its next call runs");
     // A task that failed on an unknown outcome fails again on its next call
     // of that intent while the intent is unresolved.
     if let Some(f) = &after.failure

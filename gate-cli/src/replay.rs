@@ -154,18 +154,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             let class = class.map_or("none", FailureClass::as_str);
             let spent = task.repair_tokens().saturating_sub(before);
             if args.json {
-                println!("{}", json!({"call_id": id, "tool": name, "class": class, "decision": step.action(), "repair_tokens": spent, "text": step.model_text()}));
+                outln!("{}", json!({"call_id": id, "tool": name, "class": class, "decision": step.action(), "repair_tokens": spent, "text": step.model_text()}));
             } else {
-                println!("{id:<12} {name:<20} class={class:<23} decision={:<21} repair_tokens={spent}", step.action().as_str());
+                outln!("{id:<12} {name:<20} class={class:<23} decision={:<21} repair_tokens={spent}", step.action().as_str());
             }
         }
         repair_tokens += task.repair_tokens();
         let summary = json!({"calls": calls, "tasks": tasks, "repair_tokens": repair_tokens, "decisions": actions.iter().map(|(a, n)| (a.to_string(), json!(n))).collect::<serde_json::Map<_, _>>()});
         if args.json {
-            println!("{}", json!({"summary": summary}));
+            outln!("{}", json!({"summary": summary}));
         } else {
             let list: Vec<String> = actions.iter().map(|(a, n)| format!("{a}={n}")).collect();
-            println!("summary: {calls} calls in {tasks} task(s), {}, {repair_tokens} repair tokens", list.join(" "));
+            outln!("summary: {calls} calls in {tasks} task(s), {}, {repair_tokens} repair tokens", list.join(" "));
         }
         Ok(ExitCode::SUCCESS)
     })

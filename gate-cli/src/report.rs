@@ -37,9 +37,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                 .map_err(|e| UsageError(format!("cannot write `{path}`: {e}")))?;
         }
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            outln!("{}", serde_json::to_string_pretty(&report)?);
         } else {
-            print!("{}", render_text(&report));
+            out!("{}", render_text(&report));
         }
         Ok(ExitCode::SUCCESS)
     })

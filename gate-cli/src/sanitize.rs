@@ -20,11 +20,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let text = read_input(args.file.as_deref().unwrap_or("-"))?;
     let sanitized = Sanitizer::default().sanitize(&text);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&sanitized.report())?);
+        outln!("{}", serde_json::to_string_pretty(&sanitized.report())?);
     } else {
-        print!("{}", sanitized.text);
+        out!("{}", sanitized.text);
         if !sanitized.text.ends_with('\n') {
-            println!();
+            outln!();
         }
     }
     Ok(ExitCode::SUCCESS)

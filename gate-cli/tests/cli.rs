@@ -522,3 +522,29 @@ fn failed_tasks_are_reported_listed_reopened_and_resolved() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// A reader that goes away before the output is written (`gate … | head`)
+// ends the command quietly with success, never with a panic: the output's
+// pipe is closed before the command has read its input, so its first write
+// meets a broken pipe.
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    for args in [&["sanitize"][..], &["sanitize", "--json"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut input = child.stdin.take().unwrap();
+        input
+            .write_all(b"connect to db.internal:5432 failed: password=hunter2\n")
+            .unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
+    }
+}
