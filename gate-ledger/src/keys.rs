@@ -114,7 +114,13 @@ fn write_number(n: &serde_json::Number, out: &mut String) {
 
 /// Hex SHA-256 of the canonical JSON of `args`: the business fingerprint of a call.
 pub fn fingerprint(args: &Value) -> String {
-    hex::encode(Sha256::digest(canonical_json(args).as_bytes()))
+    canonical_fingerprint(&canonical_json(args))
+}
+
+/// [`fingerprint`] of arguments whose [`canonical_json`] is already at
+/// hand, so a caller that needs the canonical text too renders it once.
+pub fn canonical_fingerprint(canonical: &str) -> String {
+    hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
 fn tagged_hash(tag: &str, parts: &[&str]) -> String {

@@ -548,31 +548,14 @@ impl<B: Backend> Core<B> {
             now,
             change: &Change::Dispatch { lease_until },
         };
-        match self.backend.update(&u).await? {
-            Some(r) => Ok(lease_of(&r, lease.ttl)),
-            None => match self.own_write(lease, State::Dispatched, |_| true).await? {
-                // Our own dispatch, sent again because its answer was lost.
-                Some(r) => Ok(lease_of(&r, lease.ttl)),
-                None => Err(self.refusal(lease, "dispatch", &[State::Claimed]).await),
-            },
+        if let Some(r) = self.backend.update(&u).await? {
+            return Ok(lease_of(&r, lease.ttl));
         }
-    }
-
-    /// The record, if this lease's own earlier write already moved it to
-    /// `state` with what `same` checks (the write landed, its acknowledgement
-    /// did not).
-    async fn own_write(
-        &self,
-        lease: &Lease,
-        state: State,
-        same: impl Fn(&LedgerRecord) -> bool,
-    ) -> Res<Option<LedgerRecord>> {
-        Ok(self.backend.load(&lease.user, &lease.key).await?.filter(|r| {
-            r.state == state
-                && r.attempt == lease.attempt
-                && r.owner.as_deref() == Some(lease.owner.as_str())
-                && same(r)
-        }))
+        match self.backend.load(&lease.user, &lease.key).await? {
+            // Our own dispatch, sent again because its answer was lost.
+            Some(r) if written_by(&r, lease, State::Dispatched) => Ok(lease_of(&r, lease.ttl)),
+            current => Err(refusal_of(lease, "dispatch", &[State::Claimed], current)),
+        }
     }
 
     async fn renew_impl(&self, lease: &Lease) -> Res<Lease> {
@@ -770,6 +753,12 @@ impl<B: Backend> Core<B> {
     }
 }
 
+/// Whether `r` is where this lease's own earlier write moved it, to `state`
+/// (the write landed, its acknowledgement did not).
+fn written_by(r: &LedgerRecord, lease: &Lease, state: State) -> bool {
+    r.state == state && r.attempt == lease.attempt && r.owner.as_deref() == Some(lease.owner.as_str())
+}
+
 /// Why a lease-checked write of `lease` did not apply, given the record as
 /// it is now (`what` names the write, `needs` the states it applies to).
 fn refusal_of(lease: &Lease, what: &str, needs: &[State], current: Option<LedgerRecord>) -> LedgerError {
@@ -863,9 +852,7 @@ impl FinishWrite {
     pub(crate) fn not_applied(&self, lease: &Lease, current: Option<LedgerRecord>) -> Res<LedgerRecord> {
         if let Change::Finish { outcome, error, .. } = &self.change
             && let Some(r) = &current
-            && r.state == self.to
-            && r.attempt == lease.attempt
-            && r.owner.as_deref() == Some(lease.owner.as_str())
+            && written_by(r, lease, self.to)
             && (&r.outcome, &r.error) == (outcome, error)
         {
             return Ok(r.clone());

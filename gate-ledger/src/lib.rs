@@ -99,8 +99,8 @@ pub use error::LedgerError;
 pub use failure::FailureReport;
 pub use future::BoxFuture;
 pub use keys::{
-    MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_json, derived_intent_key, fingerprint,
-    key_args_fingerprint, minted_intent_key, validate_key,
+    MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_fingerprint, canonical_json, derived_intent_key,
+    fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
 };
 pub use ledger::{Ledger, StoreKind, new_decision_id, new_owner_token};
 pub use record::{

@@ -370,12 +370,11 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
             let current = g.records.get(&k).cloned();
             match trial(current.as_ref(), &i.write.update(&i.lease, i.now)) {
                 Some(r) => finished.push((k, r)),
-                None => {
-                    let refusal = i.write.not_applied(&i.lease, current).err();
-                    return Box::pin(async move {
-                        Err(refusal.unwrap_or_else(|| LedgerError::stale("the intent moved on before the commit")))
-                    });
-                }
+                None => match i.write.not_applied(&i.lease, current) {
+                    // Already as this finish leaves it.
+                    Ok(_) => {}
+                    Err(refusal) => return Box::pin(async move { Err(refusal) }),
+                },
             }
         }
         g.records.extend(finished);
