@@ -3,18 +3,23 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn gate(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
+/// The command, started with all three streams piped.
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_gate"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+fn gate(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = spawn(args);
     let mut input = child.stdin.take().unwrap();
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
@@ -530,13 +535,7 @@ fn failed_tasks_are_reported_listed_reopened_and_resolved() {
 #[test]
 fn a_closed_output_pipe_ends_the_command_quietly() {
     for args in [&["sanitize"][..], &["sanitize", "--json"][..]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(args);
         drop(child.stdout.take());
         let mut input = child.stdin.take().unwrap();
         input

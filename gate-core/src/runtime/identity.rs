@@ -35,18 +35,23 @@ impl CallIdentity {
         // Without key arguments the key covers all of them: the canonical
         // text is the same one.
         let key_fp = if key_args.is_empty() {
-            sha256_hex(&canonical)
+            gate_ledger::canonical_fingerprint(&canonical)
         } else {
-            gate_ledger::fingerprint(&key_arguments(&args, key_args))
+            let names: Vec<&str> = key_args.iter().map(String::as_str).collect();
+            gate_ledger::key_args_fingerprint(&args, &names)
         };
         CallIdentity { args, call_fp, key_fp }
+    }
+
+    /// The key the call of `tool` in `task_id` carries without a declared intent.
+    pub(super) fn derived_key(&self, task_id: &str, tool: &str) -> String {
+        gate_ledger::derived_intent_key(task_id, tool, &self.key_fp)
     }
 }
 
 /// The key a call of `tool` in `task_id` carries without a declared intent.
 pub(crate) fn derived_key(task_id: &str, tool: &str, arguments: &str, key_args: &[String]) -> String {
-    let identity = CallIdentity::of(tool, arguments, key_args);
-    gate_ledger::derived_intent_key(task_id, tool, &identity.key_fp)
+    CallIdentity::of(tool, arguments, key_args).derived_key(task_id, tool)
 }
 
 /// The identity of a call that never parsed as valid arguments: canonical
@@ -65,17 +70,6 @@ fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
     hash.update([0]);
     hash.update(canonical_arguments.as_bytes());
     hex::encode(hash.finalize())
-}
-
-/// The JSON the key fingerprint covers: the `key` arguments of an object.
-fn key_arguments(args: &Value, key_args: &[String]) -> Value {
-    let Value::Object(map) = args else { return args.clone() };
-    Value::Object(
-        map.iter()
-            .filter(|(k, _)| key_args.contains(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    )
 }
 
 /// SHA-256 of `text`, in lower-case hex.

@@ -117,9 +117,9 @@ impl Admitted<'_> {
     fn intent_key(&self, task_id: &str) -> &str {
         match &self.declared_key {
             Some(key) => key,
-            None => self.derived_key.get_or_init(|| {
-                gate_ledger::derived_intent_key(task_id, self.tool.spec().name(), &self.identity().key_fp)
-            }),
+            None => self
+                .derived_key
+                .get_or_init(|| self.identity().derived_key(task_id, self.tool.spec().name())),
         }
     }
 
