@@ -11,6 +11,8 @@
 //! Everything here takes its inputs explicitly (the store, the tool, the
 //! call's context and claim, the patience); nothing reaches back into the task.
 
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 use gate_ledger::{Claim, ClaimRequest, FailReason, FailureClass, Finish, Lease, LedgerError, Outcome, State, Storage};
@@ -77,32 +79,38 @@ pub(super) async fn run(
             Err(e) => return stopped(&e),
         },
     };
-    let started = tokio::time::Instant::now();
-    let result = call_in_time(call, ctx, timeout).await;
-    Attempt::Ran {
-        result,
-        lease,
-        elapsed: started.elapsed(),
-    }
+    let (result, elapsed) = call_in_time(call, ctx, timeout).await;
+    Attempt::Ran { result, lease, elapsed }
 }
 
-/// Runs the tool, cancelled at `timeout`: an async tool's future is dropped
-/// there; a tool that blocks its thread cannot be interrupted, so a result
-/// it returns late is discarded. Either way the call is a `Timeout` (its
-/// outcome is unknown), and the lease, which outlasts the timeout, is still
-/// held when the decision is recorded.
-async fn call_in_time(call: Call<'_, '_>, ctx: Ctx, timeout: Duration) -> Result<Value, ToolError> {
+/// Runs the tool, cancelled at `timeout`, and says how long it took: an
+/// async tool's future is dropped there; a tool that blocks its thread
+/// cannot be interrupted, so a result it returns late is discarded. Either
+/// way the call is a `Timeout` (its outcome is unknown), and the lease,
+/// which outlasts the timeout, is still held when the decision is recorded.
+async fn call_in_time(call: Call<'_, '_>, ctx: Ctx, timeout: Duration) -> (Result<Value, ToolError>, Duration) {
     let started = tokio::time::Instant::now();
-    let contained = async {
+    let mut contained = std::pin::pin!(async move {
         match call {
             Call::Prepared(prepared) => run_contained(prepared, ctx).await,
             Call::Text(tool, arguments) => call_contained(tool, &ctx, arguments).await,
         }
+    });
+    // Most tools (every synchronous one) finish on their first poll: only
+    // one that is still running needs a timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(contained.as_mut().poll(cx))).await;
+    let result = match first {
+        Poll::Ready(result) => Some(result),
+        Poll::Pending => match started.checked_add(timeout) {
+            Some(deadline) => tokio::time::timeout_at(deadline, contained).await.ok(),
+            // A timeout past the clock's range never fires.
+            None => Some(contained.await),
+        },
     };
-    match tokio::time::timeout(timeout, contained).await {
-        Ok(_) if started.elapsed() > timeout => Err(ToolError::Timeout),
-        Ok(result) => result,
-        Err(_) => Err(ToolError::Timeout),
+    let elapsed = started.elapsed();
+    match result {
+        Some(result) if elapsed <= timeout => (result, elapsed),
+        _ => (Err(ToolError::Timeout), elapsed),
     }
 }
 
