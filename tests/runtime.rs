@@ -553,6 +553,24 @@ async fn the_repair_token_window_is_per_user() {
     ));
 }
 
+/// A repair replays the whole context, tool results included: a result the
+/// model read before a rejection makes that rejection cost more, by the
+/// result's own tokens, whether or not the task's record was written.
+#[tokio::test]
+async fn a_results_text_counts_into_the_context_a_repair_replays() {
+    let (_backend, gate) = setup().await;
+    let mut fresh = gate.task("u1");
+    fresh.handle(call("c1", "lookup_customer", r#"{"email": 1}"#)).await;
+    let mut after_read = gate.task("u1");
+    let arguments = format!(r#"{{"email": "{}@example.com"}}"#, "a".repeat(400));
+    let read = after_read.handle(call("c1", "lookup_customer", &arguments)).await;
+    assert!(matches!(read, Step::Return(_)), "{read:?}");
+    after_read.handle(call("c2", "lookup_customer", r#"{"email": 1}"#)).await;
+    let replayed = after_read.repair_tokens() - fresh.repair_tokens();
+    let expected = gate::budget::estimate_tokens(&arguments) + gate::budget::estimate_tokens(read.model_text());
+    assert_eq!(replayed, expected, "the call's arguments and its result's text");
+}
+
 /// What can stop a gate from being built, told apart by predicates.
 #[tokio::test]
 async fn building_a_gate_says_what_went_wrong() {

@@ -200,7 +200,11 @@ impl Choice {
 
 /// Everything one decision produces.
 struct Settled {
+    /// The task's new record, when it changed in more than its context size.
     task: Option<TaskRecord>,
+    /// The context size the task has grown to: kept in memory even when
+    /// the task is not written.
+    context_tokens: u64,
     record: DecisionRecord,
     step: Step,
     retry_after: Option<Duration>,
@@ -792,6 +796,7 @@ impl Task {
         if settled.task.is_some() {
             return None;
         }
+        self.stored.state.context_tokens = settled.context_tokens;
         self.log(&settled.record).await;
         self.gate.inner().successes.push(settled.record).await;
         Some(Concluded {
@@ -873,9 +878,12 @@ impl Task {
 
     /// Takes a decision's writes as the task's state and logs the decision.
     async fn finish(&mut self, settled: Settled, revision: Option<i64>) -> Concluded {
-        if let Some(mut task) = settled.task {
-            task.revision = revision.unwrap_or(self.stored.revision);
-            self.stored = task;
+        match settled.task {
+            Some(mut task) => {
+                task.revision = revision.unwrap_or(self.stored.revision);
+                self.stored = task;
+            }
+            None => self.stored.state.context_tokens = settled.context_tokens,
         }
         self.log(&settled.record).await;
         if settled.retry_after.is_some()
@@ -1086,8 +1094,10 @@ impl Task {
         {
             decision = redecide(situation, &refusal);
         }
-        let mut task = self.stored.clone();
-        task.writer = writer.to_owned();
+        // The state is copied, the rest of the record only if the task changed.
+        let mut new_state = self.stored.state.clone();
+        let state = &mut new_state;
+        let mut failure = None;
         let tool = call.name.as_str();
         let intent_key = admitted
             .and_then(|a| a.logged_key(&self.id).map(str::to_owned))
@@ -1130,7 +1140,6 @@ impl Task {
             text,
         };
         let mut retry_after = None;
-        let state = &mut task.state;
         let step = match decision {
             Decision::Reject | Decision::RefuseRepeat => {
                 let text = choice.feedback.clone().unwrap_or_default();
@@ -1217,13 +1226,11 @@ impl Task {
                     model_text: self.sanitize_text(&messages::fail(tool, reason, intent_key.as_deref())),
                 };
                 if reason.ends_task() {
-                    task.terminal = true;
-                    task.failure = Some(report.clone());
+                    failure = Some(report.clone());
                 }
                 Step::Fail(Box::new(report))
             }
         };
-        let state = &mut task.state;
         if let Some(r) = reservation.filter(|r| r.tokens > 0) {
             state.pending_tokens.push(r);
         }
@@ -1259,9 +1266,19 @@ impl Task {
             },
             intent_key,
         };
-        let changed = task.terminal != self.stored.terminal || state_changed(&self.stored.state, &task.state);
+        let terminal = failure.is_some() || self.stored.terminal;
+        let context_tokens = new_state.context_tokens;
+        let changed = terminal != self.stored.terminal || state_changed(&self.stored.state, &new_state);
+        let task = changed.then(|| TaskRecord {
+            writer: writer.to_owned(),
+            state: new_state,
+            terminal,
+            failure: failure.or_else(|| self.stored.failure.clone()),
+            ..self.stored.clone()
+        });
         Settled {
-            task: changed.then_some(task),
+            task,
+            context_tokens,
             record,
             step,
             retry_after,
