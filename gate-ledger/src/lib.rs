@@ -126,6 +126,10 @@ use sql::{PgBackend, SqlOptions, SqliteBackend};
 /// How finished records are kept by default: 24 hours (Stripe's retention).
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How many decision records the memory store keeps by default: enough for
+/// any test and for `gate report` over a long run, a few tens of megabytes.
+pub const DEFAULT_MEMORY_DECISIONS: usize = 100_000;
+
 /// How long an SQLite writer waits for the file lock by default.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -144,6 +148,11 @@ pub struct LedgerConfig {
     /// missing; `[a-z_][a-z0-9_]*`). Lets tests, or several gate deployments,
     /// share one database without seeing each other's records.
     pub pg_schema: Option<String>,
+    /// The memory store only: how many of the most recent decision records
+    /// it keeps (default: [`DEFAULT_MEMORY_DECISIONS`]). It has no disk to
+    /// put them on, so a long-running process would otherwise grow without
+    /// bound; older records make room for new ones. 0 keeps none.
+    pub memory_decisions: usize,
 }
 
 impl Default for LedgerConfig {
@@ -154,6 +163,7 @@ impl Default for LedgerConfig {
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
             max_connections: None,
             pg_schema: None,
+            memory_decisions: DEFAULT_MEMORY_DECISIONS,
         }
     }
 }
@@ -211,7 +221,7 @@ pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, Ledge
     let trimmed = url.trim();
     if trimmed == "memory:" || trimmed == "memory://" {
         let core = Core {
-            backend: MemoryBackend::default(),
+            backend: MemoryBackend::new(config.memory_decisions),
             clock: config.clock.clone(),
             retention: config.retention,
             kind: StoreKind::Memory,

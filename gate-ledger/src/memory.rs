@@ -6,8 +6,14 @@
 //! a transaction holds from `begin` to its end, so a transaction's reads and
 //! writes are isolated from every other transaction; its writes go to an
 //! overlay that `commit` applies and a drop discards.
+//!
+//! The decision log keeps the most recent records only
+//! ([`LedgerConfig::memory_decisions`](crate::LedgerConfig::memory_decisions)):
+//! with no disk to put them on, a process serving calls for days would
+//! otherwise grow until it is killed. Ledger records and task state are kept
+//! whole; they are what the guarantees rest on.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -24,15 +30,25 @@ use crate::time::{Clock, Timestamp};
 #[derive(Debug, Default)]
 struct Inner {
     records: HashMap<(String, String), LedgerRecord>,
-    decisions: Vec<DecisionRecord>,
+    /// The most recent decisions, oldest first, at most `decisions_kept`.
+    decisions: VecDeque<DecisionRecord>,
     decision_ids: HashSet<String>,
+    decisions_kept: usize,
 }
 
 impl Inner {
-    fn append(&mut self, d: &DecisionRecord) {
-        if self.decision_ids.insert(d.id.clone()) {
-            self.decisions.push(d.clone());
+    /// Appends `d` unless its id is already logged; past the bound the
+    /// oldest decision makes room.
+    fn append(&mut self, d: DecisionRecord) {
+        if self.decisions_kept == 0 || !self.decision_ids.insert(d.id.clone()) {
+            return;
         }
+        if self.decisions.len() == self.decisions_kept
+            && let Some(oldest) = self.decisions.pop_front()
+        {
+            self.decision_ids.remove(&oldest.id);
+        }
+        self.decisions.push_back(d);
     }
 }
 
@@ -46,7 +62,7 @@ struct TaskSide {
 }
 
 /// The memory backend.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct MemoryBackend {
     inner: Mutex<Inner>,
     tasks: tokio::sync::Mutex<TaskSide>,
@@ -55,6 +71,17 @@ pub(crate) struct MemoryBackend {
 type Res<T> = Result<T, LedgerError>;
 
 impl MemoryBackend {
+    /// An empty store that keeps the most recent `decisions_kept` decisions.
+    pub(crate) fn new(decisions_kept: usize) -> Self {
+        MemoryBackend {
+            inner: Mutex::new(Inner {
+                decisions_kept,
+                ..Inner::default()
+            }),
+            tasks: tokio::sync::Mutex::default(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave a record half-written
         // (every write is a single assignment), so a poisoned lock is usable.
@@ -163,7 +190,7 @@ impl Backend for MemoryBackend {
     }
 
     async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
-        self.lock().append(d);
+        self.lock().append(d.clone());
         Ok(())
     }
 
@@ -380,7 +407,7 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         g.records.extend(finished);
         side.tasks.extend(tasks);
         side.windows.extend(windows);
-        for d in &decisions {
+        for d in decisions {
             g.append(d);
         }
         Box::pin(async { Ok(()) })
@@ -517,5 +544,50 @@ mod tests {
             .expect("stored");
         assert_eq!(record.state, State::OutcomeUnknown);
         assert_eq!(ledger.load_task("u", "t").await.expect("load"), None);
+    }
+
+    fn decision(id: &str) -> crate::DecisionRecord {
+        crate::DecisionRecord {
+            id: id.into(),
+            at: crate::Timestamp::from_millis(1),
+            task_id: "t".into(),
+            user: "u".into(),
+            call_id: "c".into(),
+            tool: "lookup".into(),
+            class: None,
+            action: crate::Action::Return,
+            fail_reason: None,
+            attempt: 1,
+            attempts_used: 0,
+            repair_tokens: 0,
+            latency_added_ms: 0,
+            message_hash: String::new(),
+            intent_key: None,
+        }
+    }
+
+    // A process on the memory store runs for as long as it likes: its log
+    // keeps the most recent records, once per id, and forgets the oldest.
+    #[tokio::test]
+    async fn the_decision_log_keeps_the_most_recent_records_once_each() {
+        let config = LedgerConfig {
+            memory_decisions: 3,
+            ..LedgerConfig::default()
+        };
+        let ledger = open_store("memory:", &config).await.expect("memory store").ledger();
+        for id in ["d1", "d2", "d2", "d3", "d4", "d5", "d4"] {
+            ledger.append_decision(&decision(id)).await.expect("append");
+        }
+        let mut tx = ledger.begin().await.expect("begin");
+        tx.append_decisions(&[decision("d5"), decision("d6")]).await.expect("append");
+        tx.commit().await.expect("commit");
+        let ids: Vec<String> = ledger
+            .list_decisions(&Default::default())
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(ids, ["d4", "d5", "d6"]);
     }
 }
