@@ -86,7 +86,13 @@ impl Toolbox {
     /// The tool with this exact name. Near misses are never returned: a model
     /// that misspells a tool name is told the valid names instead.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.get_indexed(name).map(|(_, tool)| tool)
+    }
+
+    /// The tool with this exact name and its place in registration order,
+    /// for whoever keeps something per tool beside the toolbox.
+    pub(crate) fn get_indexed(&self, name: &str) -> Option<(usize, &Arc<dyn Tool>)> {
+        self.by_name.get(name).map(|&i| (i, &self.tools[i]))
     }
 
     /// Tools in registration order.

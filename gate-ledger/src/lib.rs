@@ -126,9 +126,9 @@ use sql::{PgBackend, SqlOptions, SqliteBackend};
 /// How finished records are kept by default: 24 hours (Stripe's retention).
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// How many decision records the memory store keeps by default: enough for
-/// any test and for `gate report` over a long run, a few tens of megabytes.
-pub const DEFAULT_MEMORY_DECISIONS: usize = 100_000;
+/// How many decision records the memory store keeps by default: the recent
+/// past of a long run, a few megabytes (the SQL stores keep them all).
+pub const DEFAULT_MEMORY_DECISIONS: usize = 10_000;
 
 /// How long an SQLite writer waits for the file lock by default.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -151,7 +151,8 @@ pub struct LedgerConfig {
     /// The memory store only: how many of the most recent decision records
     /// it keeps (default: [`DEFAULT_MEMORY_DECISIONS`]). It has no disk to
     /// put them on, so a long-running process would otherwise grow without
-    /// bound; older records make room for new ones. 0 keeps none.
+    /// bound; older records make room for new ones, and an id is logged once
+    /// among the records kept. 0 keeps none.
     pub memory_decisions: usize,
 }
 

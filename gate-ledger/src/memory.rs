@@ -13,7 +13,9 @@
 //! otherwise grow until it is killed. Ledger records and task state are kept
 //! whole; they are what the guarantees rest on.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -30,25 +32,57 @@ use crate::time::{Clock, Timestamp};
 #[derive(Debug, Default)]
 struct Inner {
     records: HashMap<(String, String), LedgerRecord>,
-    /// The most recent decisions, oldest first, at most `decisions_kept`.
-    decisions: VecDeque<DecisionRecord>,
-    decision_ids: HashSet<String>,
+    /// The most recent decisions, oldest first, at most `decisions_kept`,
+    /// each beside the hash of its id.
+    decisions: VecDeque<(u64, DecisionRecord)>,
+    /// How many of `decisions` have each id hash. Plain numbers keep the
+    /// table small and warm in the cache; ids are compared only when their
+    /// hash is there already (a record appended again, or a collision).
+    id_hashes: HashMap<u64, u32, BuildHasherDefault<AlreadyHashed>>,
+    id_hasher: RandomState,
     decisions_kept: usize,
 }
 
 impl Inner {
     /// Appends `d` unless its id is already logged; past the bound the
     /// oldest decision makes room.
-    fn append(&mut self, d: DecisionRecord) {
-        if self.decisions_kept == 0 || !self.decision_ids.insert(d.id.clone()) {
+    fn append(&mut self, d: Cow<'_, DecisionRecord>) {
+        let hash = self.id_hasher.hash_one(&d.id);
+        let known = self.id_hashes.contains_key(&hash);
+        if self.decisions_kept == 0 || known && self.decisions.iter().any(|(h, old)| *h == hash && old.id == d.id) {
             return;
         }
         if self.decisions.len() == self.decisions_kept
-            && let Some(oldest) = self.decisions.pop_front()
+            && let Some((oldest, _)) = self.decisions.pop_front()
+            && let Some(count) = self.id_hashes.get_mut(&oldest)
         {
-            self.decision_ids.remove(&oldest.id);
+            *count -= 1;
+            if *count == 0 {
+                self.id_hashes.remove(&oldest);
+            }
         }
-        self.decisions.push_back(d);
+        *self.id_hashes.entry(hash).or_default() += 1;
+        self.decisions.push_back((hash, d.into_owned()));
+    }
+}
+
+/// A `Hasher` for keys that are hashes already.
+#[derive(Debug, Default)]
+struct AlreadyHashed(u64);
+
+impl Hasher for AlreadyHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
@@ -190,7 +224,7 @@ impl Backend for MemoryBackend {
     }
 
     async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
-        self.lock().append(d.clone());
+        self.lock().append(Cow::Borrowed(d));
         Ok(())
     }
 
@@ -199,6 +233,7 @@ impl Backend for MemoryBackend {
         let mut v: Vec<(usize, &DecisionRecord)> = g
             .decisions
             .iter()
+            .map(|(_, d)| d)
             .enumerate()
             .filter(|(_, d)| {
                 q.task_id.as_ref().is_none_or(|t| &d.task_id == t)
@@ -408,7 +443,7 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         side.tasks.extend(tasks);
         side.windows.extend(windows);
         for d in decisions {
-            g.append(d);
+            g.append(Cow::Owned(d));
         }
         Box::pin(async { Ok(()) })
     }

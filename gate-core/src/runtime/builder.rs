@@ -6,7 +6,6 @@
 //! known when it was built. [`GateError`] says which of these happened, as
 //! predicates (hyper style), with the underlying error behind `source()`.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -269,7 +268,7 @@ impl GateBuilder {
                 ));
             }
         }
-        let mut validators = HashMap::new();
+        let mut validators = Vec::new();
         for spec in self.toolbox.specs() {
             let validator = Validator::new(spec.input_schema()).map_err(|e| {
                 GateError::new(
@@ -278,7 +277,7 @@ impl GateBuilder {
                     Some(Box::new(e)),
                 )
             })?;
-            validators.insert(spec.name().to_owned(), Arc::new(validator));
+            validators.push(Arc::new(validator));
         }
         let storage = match self.storage {
             Some(storage) => storage,

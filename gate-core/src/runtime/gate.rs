@@ -6,7 +6,6 @@
 //! [`Task`](super::Task). The builder (`Gate::builder`) and the tasks
 //! (`Gate::task`) are made in their own files, which lean on this one.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,7 +29,8 @@ pub struct Gate {
 /// What a gate holds; the runtime's other modules read it through [`Gate`].
 pub(super) struct Inner {
     pub(super) toolbox: Toolbox,
-    pub(super) validators: HashMap<String, Arc<Validator>>,
+    /// One per tool, in the toolbox's registration order.
+    pub(super) validators: Vec<Arc<Validator>>,
     pub(super) store: Arc<dyn Storage>,
     pub(super) sanitizer: Sanitizer,
     pub(super) result_sanitizer: Option<Sanitizer>,

@@ -555,7 +555,11 @@ impl Task {
         };
         // The tool must exist; near misses are never executed. The model is
         // told only the names it may call.
-        let (Some(tool), Some(validator)) = (inner.toolbox.get(&call.name), inner.validators.get(&call.name)) else {
+        let Some((tool, validator)) = inner
+            .toolbox
+            .get_indexed(&call.name)
+            .and_then(|(i, tool)| Some((tool, inner.validators.get(i)?)))
+        else {
             let names: Vec<&str> = inner
                 .toolbox
                 .specs()
