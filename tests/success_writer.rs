@@ -109,8 +109,9 @@ async fn a_decision_written_at_once_goes_after_the_queued_successes() {
     let mut task = gate.task("u1");
     let ok = task.handle(lookup("c1")).await;
     assert!(matches!(ok, Step::Return(_)), "{ok:?}");
-    // Give the writer time to find the store locked and pause.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Give the writer time (past its one-second linger) to find the store
+    // locked and pause.
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
     locker.execute("COMMIT").await.unwrap();
     let rejected = task
         .handle(ToolCall::new("c2", "lookup_customer", r#"{"email": 7}"#))
@@ -118,4 +119,22 @@ async fn a_decision_written_at_once_goes_after_the_queued_successes() {
     assert!(matches!(rejected, Step::Reject(_)), "{rejected:?}");
     // The rejection is in the log as soon as its step is back, after the success.
     assert_eq!(log_of(&gate, task.id()).await, [Action::Return, Action::Reject]);
+}
+
+/// At an agent's pace (calls milliseconds apart) the writer still gathers
+/// the records into one commit instead of one per call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_calls_made_milliseconds_apart_share_a_commit() {
+    let (gate, _locker, _, store) = gate_and_locker("pace").await;
+    let mut task = gate.task("u1");
+    for n in 0..10 {
+        let step = task.handle(lookup(&format!("c{n}"))).await;
+        assert!(matches!(step, Step::Return(_)), "{step:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.shutdown().await;
+    assert_eq!(log_of(&gate, task.id()).await, vec![Action::Return; 10]);
+    let commits = store.commits();
+    assert_eq!(commits.total(), commits.of(CommitKind::Transaction), "{commits:?}");
+    assert!(commits.total() <= 2, "10 records in {} commits", commits.total());
 }

@@ -10,6 +10,13 @@
 //! holds the queue until it is back. A crash loses at most the records still
 //! queued, never anything else.
 //!
+//! The writer commits when a batch's worth is queued (128 records) or a
+//! second after the first record came, whichever is first (group commit,
+//! as OpenTelemetry's batch exporter does with its 5 s): at an agent's pace
+//! of a few calls a second, a commit (and its fsync) per record would cost
+//! more than every call it logs. So a successful read's record reaches the
+//! store at most a second late, or at once on `shutdown`.
+//!
 //! The log keeps the process's order: a decision written before its step
 //! returns takes what is queued into its own transaction, ahead of itself
 //! ([`SuccessWriter::take_queued`]), so a rejection is never stored before
@@ -32,6 +39,10 @@ use super::persist::retrying;
 const QUEUE_CAPACITY: usize = 4096;
 /// Records written per transaction at most.
 const BATCH: usize = 512;
+/// Queued records that wake the writer at once: a batch worth a commit.
+const WAKE_AT: usize = 128;
+/// How long fewer records wait for more before they are written anyway.
+const LINGER: Duration = Duration::from_secs(1);
 /// The pause before records the store did not take within the patience are
 /// sent again.
 const STORE_DOWN_PAUSE: Duration = Duration::from_secs(1);
@@ -158,8 +169,17 @@ impl SuccessWriter {
         if let Ok(place) = self.shared.space.acquire().await {
             place.forget();
         }
-        self.shared.pending().push_back(record);
-        self.shared.wake.notify_one();
+        let queued = {
+            let mut pending = self.shared.pending();
+            pending.push_back(record);
+            pending.len()
+        };
+        // The first record starts the writer's linger; a batch's worth ends
+        // it. Records in between wake nobody: a commit per record would cost
+        // the writer (and the core it shares with callers) far more.
+        if queued == 1 || queued == WAKE_AT {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Takes everything queued, for a decision's own transaction; waits for
@@ -199,6 +219,9 @@ async fn drain(shared: Arc<Shared>) {
             }
             shared.wake.notified().await;
             continue;
+        }
+        if shared.pending().len() < WAKE_AT && !shared.closed.load(Ordering::SeqCst) {
+            let _ = tokio::time::timeout(LINGER, shared.wake.notified()).await;
         }
         if !shared.write_some(BATCH).await {
             tokio::time::sleep(STORE_DOWN_PAUSE).await;
