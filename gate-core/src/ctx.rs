@@ -9,24 +9,28 @@ use std::sync::{Arc, OnceLock};
 
 use gate_validate::Validator;
 
+use crate::runtime::ToolCall;
+
 /// What a tool knows about the call it is serving.
+///
+/// Built for every call, so it shares what it holds instead of copying it:
+/// the task's id and user and the call itself are behind reference counts.
 #[derive(Clone, Debug)]
 pub struct Ctx {
-    task_id: String,
-    user: String,
-    call_id: String,
-    tool: String,
+    task_id: Arc<str>,
+    user: Arc<str>,
+    /// The call: its id, the tool's name and, for a derived key, its text.
+    call: Arc<ToolCall>,
     intent_key: OnceLock<String>,
     /// For a call that claims nothing (a read-only tool without a declared
-    /// intent): what the key derives from, on the first `intent_key()`.
+    /// intent): how its key derives from its text, on the first `intent_key()`.
     key_source: Option<KeySource>,
 }
 
-/// The arguments a derived intent key stands for: the call's text, read as
-/// its validator reads it (an optional field sent as null is absent).
+/// How a derived intent key reads the call's text: as its validator reads it
+/// (an optional field sent as null is absent), then only the key arguments.
 #[derive(Clone, Debug)]
 struct KeySource {
-    arguments: String,
     validator: Arc<Validator>,
     key_args: Vec<String>,
 }
@@ -42,35 +46,41 @@ impl Ctx {
         intent_key: impl Into<String>,
     ) -> Self {
         Ctx {
-            task_id: task_id.into(),
-            user: user.into(),
-            call_id: call_id.into(),
-            tool: tool.into(),
+            task_id: Arc::from(task_id.into()),
+            user: Arc::from(user.into()),
+            call: Arc::new(ToolCall::new(call_id, tool, String::new())),
             intent_key: OnceLock::from(intent_key.into()),
             key_source: None,
         }
     }
 
-    /// A context whose intent key is derived from `arguments` (as the
+    /// A context whose call already has its intent key.
+    pub(crate) fn keyed(task_id: &Arc<str>, user: &Arc<str>, call: &Arc<ToolCall>, intent_key: String) -> Self {
+        Ctx {
+            task_id: task_id.clone(),
+            user: user.clone(),
+            call: call.clone(),
+            intent_key: OnceLock::from(intent_key),
+            key_source: None,
+        }
+    }
+
+    /// A context whose intent key is derived from the call's text (as the
     /// runtime derives keys) only if the tool asks for it: deriving costs a
     /// parse and a hash that most read-only tools never need.
     pub(crate) fn with_derived_key(
-        task_id: &str,
-        user: &str,
-        call_id: &str,
-        tool: &str,
-        arguments: &str,
+        task_id: &Arc<str>,
+        user: &Arc<str>,
+        call: &Arc<ToolCall>,
         validator: &Arc<Validator>,
         key_args: &[String],
     ) -> Self {
         Ctx {
-            task_id: task_id.to_owned(),
-            user: user.to_owned(),
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
+            task_id: task_id.clone(),
+            user: user.clone(),
+            call: call.clone(),
             intent_key: OnceLock::new(),
             key_source: Some(KeySource {
-                arguments: arguments.to_owned(),
                 validator: validator.clone(),
                 key_args: key_args.to_vec(),
             }),
@@ -89,12 +99,12 @@ impl Ctx {
 
     /// The provider's id for this tool call.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.call.id
     }
 
     /// The name of the tool being called.
     pub fn tool(&self) -> &str {
-        &self.tool
+        &self.call.name
     }
 
     /// The intent key of this call: stable across retries and replans of the
@@ -102,11 +112,9 @@ impl Ctx {
     pub fn intent_key(&self) -> &str {
         self.intent_key.get_or_init(|| match &self.key_source {
             Some(source) => {
-                let text = source
-                    .validator
-                    .validate(&source.arguments)
-                    .unwrap_or(Cow::Borrowed(&source.arguments));
-                crate::runtime::derived_key(&self.task_id, &self.tool, &text, &source.key_args)
+                let arguments = &self.call.arguments;
+                let text = source.validator.validate(arguments).unwrap_or(Cow::Borrowed(arguments));
+                crate::runtime::derived_key(&self.task_id, &self.call.name, &text, &source.key_args)
             }
             None => String::new(),
         })
@@ -115,8 +123,8 @@ impl Ctx {
 
 impl PartialEq for Ctx {
     fn eq(&self, other: &Self) -> bool {
-        (&self.task_id, &self.user, &self.call_id, &self.tool)
-            == (&other.task_id, &other.user, &other.call_id, &other.tool)
+        (&self.task_id, &self.user, &self.call.id, &self.call.name)
+            == (&other.task_id, &other.user, &other.call.id, &other.call.name)
             && self.intent_key() == other.intent_key()
     }
 }

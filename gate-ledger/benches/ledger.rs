@@ -455,7 +455,7 @@ fn decision(keys: &Keys, task: &str) -> DecisionRecord {
 
 /// What a plain success writes: one decision record.
 async fn record_cycle(store: &dyn Storage, keys: &Keys) {
-    if let Err(e) = store.append_decision(&decision(keys, "bench-task")).await {
+    if let Err(e) = store.append_decision(decision(keys, "bench-task")).await {
         eprintln!("decision record failed: {e}");
     }
 }

@@ -213,7 +213,7 @@ impl Ledger for CountingStore {
     fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Result<u64, LedgerError>> {
         Box::pin(self.counted(CommitKind::Purge, self.inner.purge_expired(now)))
     }
-    fn append_decision<'a>(&'a self, decision: &'a DecisionRecord) -> BoxFuture<'a, Result<(), LedgerError>> {
+    fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), LedgerError>> {
         Box::pin(self.counted(CommitKind::AppendDecision, self.inner.append_decision(decision)))
     }
     fn list_decisions<'a>(

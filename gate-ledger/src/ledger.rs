@@ -147,8 +147,9 @@ pub trait Ledger: Send + Sync + fmt::Debug {
     /// many. `OutcomeUnknown` and in-flight records are never purged.
     fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Result<u64, LedgerError>>;
 
-    /// Appends one decision to the log.
-    fn append_decision<'a>(&'a self, decision: &'a DecisionRecord) -> BoxFuture<'a, Result<(), LedgerError>>;
+    /// Appends one decision to the log. The store takes the record: a
+    /// store in memory keeps it as it is.
+    fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), LedgerError>>;
 
     /// Decision records matching `query`, oldest first.
     fn list_decisions<'a>(
@@ -261,7 +262,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
     fn purge(&self, now: Timestamp) -> impl Future<Output = Res<u64>> + Send;
     fn list_state(&self, state: State, limit: u32) -> impl Future<Output = Res<Vec<LedgerRecord>>> + Send;
     /// Appends a decision unless its id is already stored.
-    fn append_decision(&self, d: &DecisionRecord) -> impl Future<Output = Res<()>> + Send;
+    fn append_decision(&self, d: DecisionRecord) -> impl Future<Output = Res<()>> + Send;
     fn list_decisions(&self, q: &DecisionQuery) -> impl Future<Output = Res<Vec<DecisionRecord>>> + Send;
     fn load_task(&self, user: &str, task_id: &str) -> impl Future<Output = Res<Option<TaskRecord>>> + Send;
     /// Starts a transaction reading "now" from `clock`; intents it finishes
@@ -912,7 +913,7 @@ impl<B: Backend> Ledger for Core<B> {
     fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Res<u64>> {
         Box::pin(self.backend.purge(now))
     }
-    fn append_decision<'a>(&'a self, decision: &'a DecisionRecord) -> BoxFuture<'a, Res<()>> {
+    fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Res<()>> {
         Box::pin(self.backend.append_decision(decision))
     }
     fn list_decisions<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Res<Vec<DecisionRecord>>> {

@@ -223,8 +223,8 @@ impl Backend for MemoryBackend {
         Ok(v)
     }
 
-    async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
-        self.lock().append(Cow::Borrowed(d));
+    async fn append_decision(&self, d: DecisionRecord) -> Res<()> {
+        self.lock().append(Cow::Owned(d));
         Ok(())
     }
 
@@ -611,7 +611,7 @@ mod tests {
         };
         let ledger = open_store("memory:", &config).await.expect("memory store").ledger();
         for id in ["d1", "d2", "d2", "d3", "d4", "d5", "d4"] {
-            ledger.append_decision(&decision(id)).await.expect("append");
+            ledger.append_decision(decision(id)).await.expect("append");
         }
         let mut tx = ledger.begin().await.expect("begin");
         tx.append_decisions(&[decision("d5"), decision("d6")]).await.expect("append");

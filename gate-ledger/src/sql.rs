@@ -1086,9 +1086,9 @@ macro_rules! sql_backend {
                 Self::decode_all(&rows)
             }
 
-            async fn append_decision(&self, d: &DecisionRecord) -> Res<()> {
+            async fn append_decision(&self, d: DecisionRecord) -> Res<()> {
                 let _gate = self.gate().await;
-                bind_decision!(sqlx::query(&self.sql.append_decision), d)
+                bind_decision!(sqlx::query(&self.sql.append_decision), &d)
                     .execute(&self.pool)
                     .await?;
                 Ok(())

@@ -1040,9 +1040,9 @@ async fn decision_log_and_report(h: &Harness) {
         mk(9, "d", "lookup_invoice", Action::Return, None, 0),
     ];
     for d in log.iter().rev() {
-        h.ledger.append_decision(d).await.expect("append");
+        h.ledger.append_decision(d.clone()).await.expect("append");
     }
-    h.ledger.append_decision(&log[0]).await.expect("append again");
+    h.ledger.append_decision(log[0].clone()).await.expect("append again");
     let all = h.ledger.list_decisions(&DecisionQuery::default()).await.expect("list");
     assert_eq!(
         all,

@@ -146,7 +146,7 @@ where
             // Nothing but a record (a plain success): one statement, as
             // without task state; its id makes sending it again harmless.
             return match writes.decision() {
-                Some(record) => match retrying(patience, "decision record", || store.append_decision(record)).await {
+                Some(record) => match retrying(patience, "decision record", || store.append_decision(record.clone())).await {
                     Ok(()) => Committed::Done { writes, revision: None },
                     Err(e) => Committed::Failed(e),
                 },

@@ -58,8 +58,9 @@ const MAX_CONFLICT_ROUNDS: usize = 8;
 /// so `gate.task_with_id(user, id)` on any worker resumes the task exactly.
 pub struct Task {
     gate: Gate,
-    id: String,
-    user: String,
+    /// Shared with every call's context (`Ctx`) rather than copied into it.
+    id: Arc<str>,
+    user: Arc<str>,
     intent: Option<String>,
     /// Scopes granted to the task by the program running it (never from the
     /// store: authority comes from the caller, on every worker).
@@ -279,8 +280,8 @@ impl Gate {
         Task {
             stored: TaskRecord::new(&user, &id),
             gate: self.clone(),
-            id,
-            user,
+            id: Arc::from(id),
+            user: Arc::from(user),
             intent: None,
             granted: BTreeSet::new(),
             loaded: false,
@@ -422,7 +423,7 @@ impl Task {
             inner.store.load_task(user, id)
         })
         .await?;
-        self.stored = stored.unwrap_or_else(|| TaskRecord::new(&self.user, &self.id));
+        self.stored = stored.unwrap_or_else(|| TaskRecord::new(&*self.user, &*self.id));
         if let Some(context) = self.unloaded_usage.take() {
             self.stored.state.context_tokens = context;
             self.stored.state.usage_reported = true;
@@ -521,6 +522,8 @@ impl Task {
     /// step says what the model sees next.
     pub async fn handle(&mut self, call: ToolCall) -> Step {
         self.last_retries.clear();
+        // Shared with the tool's context, not copied into it.
+        let call = Arc::new(call);
         let gate = self.gate.clone();
         let admitted = match self.admit(&gate, &call).await {
             Ok(admitted) => admitted,
@@ -616,27 +619,19 @@ impl Task {
     }
 
     /// One attempt at the tool.
-    async fn attempt(&self, call: &ToolCall, a: &Admitted<'_>) -> Verdict {
+    async fn attempt(&self, call: &Arc<ToolCall>, a: &Admitted<'_>) -> Verdict {
         let inner = self.gate.inner();
         let ctx = match a.logged_key(&self.id) {
-            Some(key) => Ctx::new(&self.id, &self.user, &call.id, &call.name, key),
-            None => Ctx::with_derived_key(
-                &self.id,
-                &self.user,
-                &call.id,
-                &call.name,
-                a.raw,
-                a.validator,
-                a.tool.spec().key_args(),
-            ),
+            Some(key) => Ctx::keyed(&self.id, &self.user, call, key.to_owned()),
+            None => Ctx::with_derived_key(&self.id, &self.user, call, a.validator, a.tool.spec().key_args()),
         };
         let effects = a.tool.spec().effects();
         let timeout = a.tool.spec().timeout().unwrap_or(inner.tool_timeout);
         let claim = a.claims().then(|| ClaimRequest {
-            user: self.user.clone(),
+            user: self.user.to_string(),
             key: a.intent_key(&self.id).to_owned(),
             fingerprint: a.identity().key_fp.clone(),
-            task_id: self.id.clone(),
+            task_id: self.id.to_string(),
             tool: call.name.clone(),
             idempotent: effects.is_idempotent(),
             lease: timeout + inner.store_patience + LEASE_MARGIN,
@@ -1212,8 +1207,8 @@ impl Task {
                 };
                 let report = FailureReport {
                     at,
-                    task_id: self.id.clone(),
-                    user: self.user.clone(),
+                    task_id: self.id.to_string(),
+                    user: self.user.to_string(),
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
                     arguments_fingerprint: call_fp(),
@@ -1250,8 +1245,8 @@ impl Task {
         let record = DecisionRecord {
             id: decision_id.to_owned(),
             at,
-            task_id: self.id.clone(),
-            user: self.user.clone(),
+            task_id: self.id.to_string(),
+            user: self.user.to_string(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             class: choice.class,

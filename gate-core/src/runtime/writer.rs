@@ -161,8 +161,8 @@ impl SuccessWriter {
     /// order, and the queue stays empty.
     pub(super) async fn push(&self, record: DecisionRecord) {
         if self.shared.store.store() == StoreKind::Memory {
-            if let Err(e) = self.shared.store.append_decision(&record).await {
-                tracing::error!(target: "gate::store", error = %e, id = %record.id, "decision not stored");
+            if let Err(e) = self.shared.store.append_decision(record).await {
+                tracing::error!(target: "gate::store", error = %e, "decision record not stored");
             }
             return;
         }
