@@ -1,11 +1,12 @@
 //! The naive baseline the benchmark compares against: every built-in
-//! pattern compiled on its own and applied one after another with
-//! `replace_all`. Not part of the supported API (hidden from the docs);
+//! pattern (gate's table and the gitleaks rules the engine runs) compiled
+//! on its own and applied one after another with `replace_all`. Not part of the supported API (hidden from the docs);
 //! it exists so the benchmark measures the anchored engine against the
 //! obvious implementation on exactly the same rules.
 
 use regex::Regex;
 
+use crate::gitleaks;
 use crate::rules::SECRET_RULES;
 
 /// Every built-in rule as a stand-alone regex, applied in sequence.
@@ -27,6 +28,14 @@ impl NaiveLoop {
             let p = r.pattern.replace(r"\b", r"(?-u:\b)");
             if let Ok(re) = Regex::new(&p) {
                 rules.push((re, format!("[redacted:{}]", r.kind)));
+            }
+        }
+        for r in gitleaks::RULES {
+            if gitleaks::SUPERSEDED.contains(&r.id) {
+                continue;
+            }
+            if let Ok(re) = regex::RegexBuilder::new(r.regex).size_limit(1 << 24).build() {
+                rules.push((re, format!("[redacted:{}]", r.id)));
             }
         }
         let extra: &[(&str, &str)] = &[

@@ -18,7 +18,7 @@ use crate::{
     Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,
 };
-use crate::{addr, reflect, stack, tokens};
+use crate::{addr, gitleaks, reflect, stack, tokens};
 
 /// Kind of a PEM private key block.
 pub(crate) const KIND_PRIVATE_KEY: &str = "private-key";
@@ -56,16 +56,28 @@ const MARKER_RESERVE: usize = 40;
 /// original than the last, and real text converges in one.
 const MAX_PASSES: usize = 4;
 
-pub(crate) fn builtin_kinds() -> Vec<&'static str> {
-    SECRET_RULES
+/// The gitleaks rules the engine runs: all but those a gate detector
+/// supersedes.
+fn gitleaks_kinds() -> impl Iterator<Item = &'static str> {
+    gitleaks::RULES
         .iter()
-        .map(|r| r.kind)
-        .chain(OTHER_KINDS.iter().map(|(k, _)| *k))
-        .collect()
+        .map(|r| r.id)
+        .filter(|id| !gitleaks::SUPERSEDED.contains(id))
+}
+
+pub(crate) fn builtin_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = SECRET_RULES.iter().map(|r| r.kind).collect();
+    for k in gitleaks_kinds() {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    kinds.extend(OTHER_KINDS.iter().map(|(k, _)| *k));
+    kinds
 }
 
 pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
-    if SECRET_RULES.iter().any(|r| r.kind == kind) {
+    if SECRET_RULES.iter().any(|r| r.kind == kind) || gitleaks_kinds().any(|k| k == kind) {
         return Some(Category::Secret);
     }
     OTHER_KINDS.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
@@ -76,6 +88,8 @@ pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
 enum Action {
     /// Run `SECRET_RULES[i]` anchored here.
     Secret(usize),
+    /// A keyword of `gitleaks::RULES[i]`: open (or widen) its window.
+    Gitleaks(usize),
     PemBegin,
     PemEnd,
     Stack,
@@ -93,6 +107,9 @@ enum Action {
 struct CompiledSecret {
     rule: usize,
     matcher: Matcher,
+    /// The gitleaks rule of the same kind, whose entropy threshold and
+    /// allowlists this rule's findings must pass too.
+    shared: Option<usize>,
 }
 
 /// How a rule's regex is run. Capture groups are avoided where the
@@ -220,6 +237,11 @@ pub(crate) struct Engine {
     ac: AhoCorasick,
     actions: Vec<Vec<Action>>,
     secrets: Vec<Option<CompiledSecret>>,
+    gitleaks: gitleaks::Rules,
+    /// Whether any gitleaks rule is on (so a scan needs window state).
+    gitleaks_on: bool,
+    /// How many gitleaks rules are on.
+    gitleaks_count: usize,
     custom: Vec<CustomRule>,
     allow_hosts: Vec<String>,
     enabled: Enabled,
@@ -251,7 +273,7 @@ impl Engine {
     }
 
     pub(crate) fn rule_count(&self) -> usize {
-        self.secrets.iter().flatten().count() + self.custom.len()
+        self.secrets.iter().flatten().count() + self.gitleaks_count + self.custom.len()
     }
 
     pub(crate) fn build(cfg: &SanitizerBuilder) -> Result<Engine, SanitizerConfigError> {
@@ -291,7 +313,22 @@ impl Engine {
             for a in rule.anchors {
                 add(a, Action::Secret(i));
             }
-            secrets.push(Some(CompiledSecret { rule: i, matcher }));
+            let shared = gitleaks::Rules::index_of(rule.kind);
+            secrets.push(Some(CompiledSecret {
+                rule: i,
+                matcher,
+                shared,
+            }));
+        }
+        let mut gitleaks_count = 0;
+        for (i, rule) in gitleaks::RULES.iter().enumerate() {
+            if gitleaks::SUPERSEDED.contains(&rule.id) || off(rule.id) {
+                continue;
+            }
+            gitleaks_count += 1;
+            for k in rule.keywords {
+                add(k, Action::Gitleaks(i));
+            }
         }
         if enabled.pem {
             add("-----BEGIN", Action::PemBegin);
@@ -407,6 +444,9 @@ impl Engine {
             ac,
             actions,
             secrets,
+            gitleaks: gitleaks::Rules::new(),
+            gitleaks_on: gitleaks_count > 0,
+            gitleaks_count,
             custom,
             allow_hosts: cfg.allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
             enabled,
@@ -488,10 +528,27 @@ impl Engine {
             Vec::new()
         };
 
+        // Per gitleaks rule, the window its hits have opened so far; a hit
+        // beyond it runs the rule over it and opens the next.
+        let mut windows: Vec<Option<gitleaks::Window>> = Vec::new();
+        if self.gitleaks_on {
+            windows.resize(gitleaks::RULES.len(), None);
+        }
         for &(start, end, pid) in &hits {
             for action in &self.actions[pid] {
                 match *action {
                     Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
+                    Action::Gitleaks(i) => {
+                        let w = gitleaks::window(text, start, end);
+                        match windows[i] {
+                            Some(open) if w.0 <= open.1 => windows[i] = Some((open.0, w.1.max(open.1))),
+                            Some(open) => {
+                                self.gitleaks.scan(text, i, open, &mut cands);
+                                windows[i] = Some(w);
+                            }
+                            None => windows[i] = Some(w),
+                        }
+                    }
                     Action::PemBegin => {
                         if start >= st.pem_done
                             && let Some(c) = tokens::pem_at(text, start, &pem_ends, &self.pem_header, &self.pem_footer)
@@ -533,6 +590,12 @@ impl Engine {
                         }
                     }
                 }
+            }
+        }
+
+        for (i, w) in windows.into_iter().enumerate() {
+            if let Some(w) = w {
+                self.gitleaks.scan(text, i, w, &mut cands);
             }
         }
 
@@ -639,8 +702,15 @@ impl Engine {
             }
         }
         let secret = &slice[vs..ve];
-        if vs < ve && self.check(rule.check, secret) {
-            cands.push(cand(start + vs..value_end, rule.kind, Category::Secret));
+        let range = (start + vs, value_end);
+        if vs < ve
+            && self.check(rule.check, secret)
+            && compiled.shared.is_none_or(|g| {
+                let w = gitleaks::window(text, range.0, range.1);
+                self.gitleaks.admits(g, text, range, range, w)
+            })
+        {
+            cands.push(cand(range.0..range.1, rule.kind, Category::Secret));
         }
     }
 

@@ -66,6 +66,7 @@ mod addr;
 pub mod baseline;
 mod config;
 mod engine;
+mod gitleaks;
 mod reflect;
 mod rules;
 mod stack;

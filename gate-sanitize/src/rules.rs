@@ -1,4 +1,14 @@
-//! The built-in secret rules, as data.
+//! gate's own secret rules, as data, beside the gitleaks set.
+//!
+//! gitleaks' rules (see `gitleaks`) cover the vendor token families; this
+//! table keeps what gate does better or gitleaks lacks: passwords in URLs
+//! and connection strings, JWTs validated by decoding, `Authorization:` and
+//! API-key headers, AWS secret keys and session tokens, cloud connection
+//! strings, the generic `password=`/`secret=`/`token=`/`key=` assignments
+//! tuned for error text, and token shapes gitleaks only accepts next to an
+//! identifier or at one exact length (a bare Mailchimp key, a legacy OpenAI
+//! key). Where a rule here shares its kind with a gitleaks rule, both run
+//! and either one's finding is that kind.
 //!
 //! Each rule is a literal *anchor* (found by one Aho-Corasick pass over the
 //! whole text) plus a regex that is run **anchored** at that position and
@@ -284,14 +294,6 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         &["sk-"],
         concat!(
             r"(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,300}|[A-Za-z0-9_\-]{10,64}T3BlbkFJ[A-Za-z0-9_\-]{10,64}|[A-Za-z0-9]{48}))",
-            end_dash!()
-        ),
-    ),
-    r(
-        "anthropic-api-key",
-        &["sk-ant-"],
-        concat!(
-            r"(sk-ant-(?:api|admin|oat|sid)[0-9]{2}-[A-Za-z0-9_\-]{40,200})",
             end_dash!()
         ),
     ),

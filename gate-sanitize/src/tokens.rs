@@ -170,15 +170,16 @@ pub(crate) fn plausible_password(s: &str) -> bool {
     s.len() >= 12 || (s.len() >= 6 && (has_digit || has_symbol || (has_upper && has_lower)))
 }
 
-/// A JWT's first two segments must be base64url JSON objects; this is
-/// what separates `eyJhbGciOi…` tokens from look-alikes such as
-/// `eyJAAAA.eyJBBB`.
+/// One of a JWT's first two segments must be a base64url JSON object;
+/// this is what separates `eyJhbGciOi…` tokens from look-alikes such as
+/// `eyJAAAA.eyJBBB`. One is enough: a token whose header was mangled
+/// (gitleaks' `jwt` examples have one) still carries a readable payload.
 pub(crate) fn valid_jwt(s: &str) -> bool {
     let mut parts = s.split('.');
     let (Some(h), Some(p)) = (parts.next(), parts.next()) else {
         return false;
     };
-    json_object(h) && json_object(p)
+    json_object(h) || json_object(p)
 }
 
 fn json_object(seg: &str) -> bool {

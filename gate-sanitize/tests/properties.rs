@@ -157,7 +157,7 @@ fn planted_secret() -> impl Strategy<Value = (String, String)> {
         "AIza[0-9A-Za-z]{35}".prop_map(|s| (s.clone(), s)),
         "SG\\.[A-Za-z0-9]{22}\\.[A-Za-z0-9]{43}".prop_map(|s| (s.clone(), s)),
         "dop_v1_[a-f0-9]{64}".prop_map(|s| (s.clone(), s)),
-        "sk-ant-api03-[A-Za-z0-9]{80}".prop_map(|s| (s.clone(), s)),
+        "sk-ant-api03-[A-Za-z0-9_-]{93}AA".prop_map(|s| (s.clone(), s)),
         "[a-z]{5}[0-9]{3}[A-Z]{2}".prop_map(|p| (format!("password={p}"), p)),
         "[a-z]{4}[0-9]{4}[A-Z]{4}".prop_map(|p| (format!("postgres://app:{p}@db.example.com/x"), p)),
         "[A-Za-z0-9]{8}[0-9]{4}[a-z]{8}".prop_map(|t| (format!("Authorization: Bearer {t}"), t)),

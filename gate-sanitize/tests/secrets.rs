@@ -3,7 +3,8 @@
 //! Each case plants a secret in a line of ordinary text: the true positive
 //! must come out as `[redacted:KIND]` with no trace of the secret, and the
 //! near miss (one character short, wrong prefix, a placeholder value...)
-//! must come out unchanged.
+//! must not be reported as that kind. gitleaks' rules are covered by their
+//! own examples in `tests/gitleaks.rs`; a kind both share is tested in both.
 
 use gate_sanitize::{Category, Sanitizer};
 use std::sync::OnceLock;
@@ -57,13 +58,15 @@ fn check(kind: &str, tp_line: &str, secret: &str, fp_line: &str) {
         "{kind}: part of the secret survived: {:?}",
         out.text
     );
+    // The near miss is not this kind; another rule may still find it (a
+    // 42-character random `SharedAccessKey=` value one short of Azure's
+    // shape is still a secret to gitleaks' generic rule).
     let out = s.sanitize(fp_line);
-    assert_eq!(
-        out.text, fp_line,
-        "{kind}: false positive was changed: {:?}",
-        out.findings
+    assert!(
+        !out.findings.iter().any(|f| f.kind == kind),
+        "{kind}: near miss reported as {kind}: {fp_line:?} -> {:?}",
+        out.text
     );
-    assert!(out.findings.is_empty(), "{kind}: {:?}", out.findings);
 }
 
 /// A case whose text is `prefix + secret + " end"` for both the true and
@@ -133,7 +136,7 @@ cases! {
     };
     github_pat => plain("github-pat", &format!("ghp_{}", rnd(ALNUM, 36, 14)), &format!("ghp_{}", rnd(ALNUM, 35, 14)));
     github_oauth_token => plain("github-oauth-token", &format!("gho_{}", rnd(ALNUM, 36, 15)), &format!("gho_{}", rnd(ALNUM, 35, 15)));
-    github_app_token => plain("github-app-token", &format!("ghs_{}", rnd(ALNUM, 36, 16)), &format!("ghs_{}", rnd(ALNUM, 37, 16)));
+    github_app_token => plain("github-app-token", &format!("ghs_{}", rnd(ALNUM, 36, 16)), &format!("ghs_{}", rnd(ALNUM, 35, 16)));
     github_refresh_token => plain("github-refresh-token", &format!("ghr_{}", rnd(ALNUM, 36, 17)), &format!("ghr_{}", rnd(ALNUM, 35, 17)));
     github_fine_grained_pat => plain("github-fine-grained-pat", &format!("github_pat_{}", rnd(ALNUM, 82, 18)), &format!("github_pat_{}", rnd(ALNUM, 81, 18)));
     gitlab_pat => plain("gitlab-pat", &format!("glpat-{}", rnd(ALNUM, 20, 19)), &format!("glpat-{}", rnd(ALNUM, 19, 19)));
@@ -157,7 +160,7 @@ cases! {
         &format!("xoxp-{}-{}-{}", rnd(DIGITS, 12, 35), rnd(DIGITS, 12, 36), rnd(HEX, 32, 38)));
     slack_app_token => plain("slack-app-token",
         &format!("xapp-1-A{}-{}-{}", rnd(UPPER_NUM, 10, 39), rnd(DIGITS, 13, 40), rnd(HEX, 64, 41)),
-        &format!("xapp-1-A{}-{}-{}", rnd(UPPER_NUM, 10, 39), rnd(DIGITS, 13, 40), rnd(HEX, 63, 41)));
+        &format!("xapp-1-A{}-{}", rnd(UPPER_NUM, 10, 39), rnd(DIGITS, 13, 40)));
     slack_webhook_url => {
         let s = rnd(ALNUM, 24, 42);
         check("slack-webhook-url", &format!("POST https://hooks.slack.com/services/T01234567/B01234567/{s} -> 404"), &s,
@@ -242,7 +245,10 @@ cases! {
 
 #[test]
 fn every_secret_kind_has_a_case() {
-    let covered: Vec<String> = COVERED.iter().map(|n| n.replace('_', "-")).collect();
+    let mut covered: Vec<String> = COVERED.iter().map(|n| n.replace('_', "-")).collect();
+    let gitleaks: serde_json::Value =
+        serde_json::from_str(include_str!("../data/gitleaks/examples.json")).expect("examples parse");
+    covered.extend(gitleaks["rules"].as_object().expect("rules").keys().cloned());
     let mut secret_kinds = 0;
     for kind in Sanitizer::builtin_kinds() {
         if Sanitizer::builtin_category(kind) == Some(Category::Secret) {

@@ -1,0 +1,371 @@
+//! gitleaks' default rule set, run by the sanitizer's engine.
+//!
+//! A hand-written rule table misses whole families of credentials (vendor
+//! API keys, keys known only by their variable name, vault tokens, webhook
+//! URLs). gitleaks keeps a rule for each, with keywords, entropy thresholds
+//! and allowlists tuned on real repositories, so the sanitizer runs that
+//! set instead of growing its own: `build.rs` turns the vendored
+//! `data/gitleaks/gitleaks.toml` into the [`RULES`] table (and refuses to
+//! build if any regex does not compile). Each rule's keywords join the
+//! engine's one Aho-Corasick pass; a keyword hit opens a bounded window
+//! around itself, overlapping windows of one rule merge, and the rule's
+//! regex runs once over each merged window, so the work per rule is at most
+//! one pass over the text whatever the number of hits. The regexes are
+//! compiled on first use: text that never mentions a vendor never pays
+//! for its rule.
+//!
+//! A match is kept as gitleaks keeps it: the secret is the rule's secret
+//! group (or its first non-empty group, or the whole match), its Shannon
+//! entropy must exceed the rule's threshold, and neither the global nor the
+//! rule's allowlists may allow it. Allowlists by file path or commit cannot
+//! apply to text and never allow anything. The `gitleaks:allow` comment is
+//! not honoured: in text a tool returns, it would be an attacker's off
+//! switch.
+
+#[cfg(test)]
+mod translate;
+
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use regex_automata::Input;
+use regex_automata::meta;
+
+use crate::Category;
+use crate::engine::{Cand, cand, floor_boundary};
+
+/// What an allowlist's regexes are matched against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The secret alone.
+    Secret,
+    /// The whole match.
+    Match,
+    /// The line (or lines) holding the match.
+    Line,
+}
+
+/// One gitleaks allowlist.
+#[derive(Debug)]
+pub(crate) struct Allowlist {
+    pub target: Target,
+    /// `condition = "AND"`: every kind of check listed must allow.
+    pub all: bool,
+    /// It lists paths or commits, which text does not have.
+    pub needs_path: bool,
+    pub regexes: &'static [&'static str],
+    /// Lowercase; a secret containing one is allowed.
+    pub stopwords: &'static [&'static str],
+}
+
+/// One gitleaks rule, its regex already rewritten for the `regex` crate.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    /// gitleaks' rule id, which is the finding's kind.
+    pub id: &'static str,
+    pub regex: &'static str,
+    /// Lowercase literals, one of which the text must contain.
+    pub keywords: &'static [&'static str],
+    /// The secret's entropy must be above this (0: no check).
+    pub entropy: f64,
+    /// The capture group holding the secret (0: the first non-empty one).
+    pub secret_group: usize,
+    pub allowlists: &'static [Allowlist],
+}
+
+include!(concat!(env!("OUT_DIR"), "/gitleaks_rules.rs"));
+
+/// gitleaks rules whose kind one of gate's own detectors reports better:
+/// `jwt` (gate decodes both segments as JSON) and `private-key` (gate's PEM
+/// detector handles truncated keys and empty blocks). They are not run.
+pub(crate) const SUPERSEDED: &[&str] = &["jwt", "private-key"];
+
+/// Bytes before a keyword where a match may start: gitleaks' identifier
+/// prefix allows 50 characters before the keyword and 50 inside it.
+const BACK: usize = 256;
+
+/// Bytes after a keyword a match may reach.
+const FORWARD: usize = 2048;
+
+/// A rule's window: `[start, end)`, bytes of the text.
+pub(crate) type Window = (usize, usize);
+
+/// The window a keyword hit at `start..end` opens.
+pub(crate) fn window(text: &str, start: usize, end: usize) -> Window {
+    (
+        floor_boundary(text, start.saturating_sub(BACK)),
+        floor_boundary(text, end.saturating_add(FORWARD)),
+    )
+}
+
+struct CompiledAllowlist {
+    list: &'static Allowlist,
+    regexes: Vec<Regex>,
+    stopwords: Option<AhoCorasick>,
+}
+
+impl CompiledAllowlist {
+    fn new(list: &'static Allowlist) -> Option<CompiledAllowlist> {
+        let regexes = list
+            .regexes
+            .iter()
+            .map(|r| regex::RegexBuilder::new(r).size_limit(SIZE_LIMIT).build().ok())
+            .collect::<Option<Vec<_>>>()?;
+        let stopwords = if list.stopwords.is_empty() {
+            None
+        } else {
+            Some(AhoCorasick::new(list.stopwords).ok()?)
+        };
+        Some(CompiledAllowlist {
+            list,
+            regexes,
+            stopwords,
+        })
+    }
+
+    /// gitleaks' `checkFindingAllowed` for one allowlist.
+    fn allows(&self, secret: &str, whole: &str, line: &str) -> bool {
+        let target = match self.list.target {
+            Target::Secret => secret,
+            Target::Match => whole,
+            Target::Line => line,
+        };
+        let regex = self.regexes.iter().any(|r| r.is_match(target));
+        let stop = self
+            .stopwords
+            .as_ref()
+            .is_some_and(|ac| ac.is_match(&secret.to_lowercase()));
+        if self.list.all {
+            if self.list.needs_path {
+                return false;
+            }
+            let mut checks = Vec::with_capacity(2);
+            if !self.regexes.is_empty() {
+                checks.push(regex);
+            }
+            if self.stopwords.is_some() {
+                checks.push(stop);
+            }
+            !checks.is_empty() && checks.iter().all(|&c| c)
+        } else {
+            regex || stop
+        }
+    }
+}
+
+/// The compiled-size limit of every gitleaks regex; `build.rs` checks each
+/// rule against the same limit.
+const SIZE_LIMIT: usize = 1 << 24;
+
+struct Compiled {
+    re: meta::Regex,
+    allowlists: Vec<CompiledAllowlist>,
+}
+
+/// The rules compiled on first use, shared by every scan.
+pub(crate) struct Rules {
+    cells: Vec<OnceLock<Option<Compiled>>>,
+    global: OnceLock<Option<CompiledAllowlist>>,
+}
+
+impl Rules {
+    pub(crate) fn new() -> Rules {
+        Rules {
+            cells: RULES.iter().map(|_| OnceLock::new()).collect(),
+            global: OnceLock::new(),
+        }
+    }
+
+    fn compiled(&self, i: usize) -> Option<&Compiled> {
+        self.cells
+            .get(i)?
+            .get_or_init(|| {
+                let rule = RULES.get(i)?;
+                let re = meta::Regex::builder()
+                    .configure(meta::Config::new().nfa_size_limit(Some(SIZE_LIMIT)))
+                    .build(rule.regex)
+                    .ok()?;
+                let allowlists = rule
+                    .allowlists
+                    .iter()
+                    .map(CompiledAllowlist::new)
+                    .collect::<Option<Vec<_>>>()?;
+                Some(Compiled { re, allowlists })
+            })
+            .as_ref()
+    }
+
+    /// Runs rule `i` over `w` and adds what it keeps.
+    pub(crate) fn scan(&self, text: &str, i: usize, w: Window, cands: &mut Vec<Cand>) {
+        let (Some(rule), Some(c)) = (RULES.get(i), self.compiled(i)) else {
+            return;
+        };
+        let mut caps = c.re.create_captures();
+        let mut at = w.0;
+        while at < w.1 {
+            c.re.search_captures(&Input::new(text).span(at..w.1), &mut caps);
+            let Some(m) = caps.get_match() else {
+                break;
+            };
+            at = if m.end() > m.start() {
+                m.end()
+            } else {
+                floor_boundary(text, m.end() + 1).max(m.end() + 1)
+            };
+            let whole = trim_newlines(text, m.start(), m.end());
+            let secret = if caps.group_len() >= 2 {
+                let g = if rule.secret_group > 0 {
+                    caps.get_group(rule.secret_group)
+                } else {
+                    (1..caps.group_len()).find_map(|g| caps.get_group(g).filter(|s| !s.is_empty()))
+                };
+                match g {
+                    Some(s) => (s.start, s.end),
+                    None if rule.secret_group > 0 => continue,
+                    None => whole,
+                }
+            } else {
+                whole
+            };
+            if secret.0 < secret.1 && self.admits(i, text, secret, whole, w) {
+                cands.push(cand(secret.0..secret.1, rule.id, Category::Secret));
+            }
+        }
+    }
+
+    /// Whether rule `i` keeps the secret at `secret` of the match at
+    /// `whole`: its entropy is above the rule's threshold and no allowlist
+    /// allows it. gate's own rule for the same kind asks this too, so one
+    /// kind has one notion of what is a placeholder.
+    pub(crate) fn admits(&self, i: usize, text: &str, secret: Window, whole: Window, w: Window) -> bool {
+        let (Some(rule), Some(c)) = (RULES.get(i), self.compiled(i)) else {
+            return true;
+        };
+        let s = &text[secret.0..secret.1];
+        if rule.entropy != 0.0 && shannon_entropy(s) <= rule.entropy {
+            return false;
+        }
+        let global = self
+            .global
+            .get_or_init(|| CompiledAllowlist::new(&GLOBAL_ALLOWLIST))
+            .as_ref();
+        let line = line_around(text, whole.0, whole.1, w);
+        let whole_text = &text[whole.0..whole.1];
+        !(global.is_some_and(|g| g.allows(s, whole_text, line))
+            || c.allowlists.iter().any(|a| a.allows(s, whole_text, line)))
+    }
+
+    /// The index of the rule with this id.
+    pub(crate) fn index_of(id: &str) -> Option<usize> {
+        RULES.iter().position(|r| r.id == id)
+    }
+}
+
+/// gitleaks trims newlines off both ends of a match.
+fn trim_newlines(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let b = text.as_bytes();
+    let (mut s, mut e) = (start, end);
+    while s < e && b[s] == b'\n' {
+        s += 1;
+    }
+    while e > s && b[e - 1] == b'\n' {
+        e -= 1;
+    }
+    (s, e)
+}
+
+/// The lines holding `start..end`, within the window.
+fn line_around(text: &str, start: usize, end: usize, w: Window) -> &str {
+    let ls = text[w.0..start].rfind('\n').map_or(w.0, |i| w.0 + i + 1);
+    let le = text[end..w.1].find('\n').map_or(w.1, |i| end + i);
+    &text[ls..le.max(ls)]
+}
+
+/// gitleaks' `shannonEntropy`: over characters, normalised by the byte
+/// length (so non-ASCII text scores as gitleaks scores it).
+pub(crate) fn shannon_entropy(s: &str) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts: Vec<(char, u32)> = Vec::new();
+    for ch in s.chars() {
+        match counts.iter_mut().find(|(c, _)| *c == ch) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((ch, 1)),
+        }
+    }
+    let inv = 1.0 / s.len() as f64;
+    counts
+        .iter()
+        .map(|&(_, n)| {
+            let f = f64::from(n) * inv;
+            -f * f.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_regex_and_allowlist_compiles_at_run_time_too() {
+        let rules = Rules::new();
+        for (i, r) in RULES.iter().enumerate() {
+            assert!(rules.compiled(i).is_some(), "{}", r.id);
+        }
+        assert!(CompiledAllowlist::new(&GLOBAL_ALLOWLIST).is_some());
+    }
+
+    #[test]
+    fn a_rule_the_regex_crate_cannot_compile_is_an_error_naming_it() {
+        for go in [r"(?=lookahead)", r"(a)\1", r"\Qliteral\E"] {
+            let e = translate::check("acme-key", "regex", &translate::go_to_rust(go)).unwrap_err();
+            assert!(e.contains("gitleaks rule `acme-key`"), "{e}");
+        }
+    }
+
+    #[test]
+    fn go_classes_stay_ascii_and_literal() {
+        let t = translate::go_to_rust(r"\b[\w.-]{3}\s[[a]&&b--c\d\b");
+        let re = Regex::new(&t).unwrap();
+        assert!(re.is_match("x ab. [&&b--c7"));
+        // Go's \w is ASCII: a Cyrillic letter is not a word character.
+        assert!(!Regex::new(&translate::go_to_rust(r"^\w+$")).unwrap().is_match("ключ"));
+        assert!(
+            Regex::new(&translate::go_to_rust(r"^[\w]+$"))
+                .unwrap()
+                .is_match("key_1")
+        );
+    }
+
+    #[test]
+    fn tokens_end_at_prose_punctuation_but_not_inside_a_file_name() {
+        let go = r#"\b(ico-[a-z0-9]{4})(?:[\x60'"\s;]|\\[nr]|$)"#;
+        let re = Regex::new(&translate::go_to_rust(&translate::widen_suffix(go))).unwrap();
+        for ok in [
+            "ico-ab12, then",
+            "(ico-ab12)",
+            "ico-ab12.",
+            "ico-ab12. Next",
+            "ico-ab12",
+        ] {
+            assert!(re.is_match(ok), "{ok}");
+        }
+        assert!(!re.is_match("ico-ab12.png"));
+        assert!(
+            !Regex::new(&translate::go_to_rust(go))
+                .unwrap()
+                .is_match("ico-ab12, then")
+        );
+        assert_eq!(SIZE_LIMIT, translate::SIZE_LIMIT);
+    }
+
+    #[test]
+    fn entropy_matches_gitleaks_definition() {
+        assert_eq!(shannon_entropy(""), 0.0);
+        assert_eq!(shannon_entropy("aaaa"), 0.0);
+        assert!((shannon_entropy("abcd") - 2.0).abs() < 1e-12);
+    }
+}

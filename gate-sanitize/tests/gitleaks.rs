@@ -1,0 +1,120 @@
+//! gitleaks' own examples, rule by rule: every true positive a gitleaks
+//! rule's Go source lists (`tps`) must be found by that rule, and every
+//! false positive (`fps`) must not be. The expected columns come from
+//! gitleaks (`data/gitleaks/examples.json`, extracted from the pinned
+//! release by `data/gitleaks/extract_examples.py`), not from this crate.
+//!
+//! Two deliberate differences from gitleaks are checked rather than
+//! skipped. A rule that gitleaks restricts to some file paths (`.tf`,
+//! `nuget.config`...) runs on all text here, since a tool's text has no
+//! path: a false positive that gitleaks rejects only for its path is
+//! expected to be found. And the kinds gate's own detectors report instead
+//! of gitleaks' rule (`jwt`, `private-key`) must still keep every true
+//! positive from the model, under whichever kind the full sanitizer finds.
+//!
+//! Each rule is checked alone (every other kind switched off), as gitleaks
+//! validates each rule with a single-rule detector: a false positive of
+//! one rule may well be another rule's true positive.
+
+use gate_sanitize::{Category, Sanitizer};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const EXAMPLES: &str = include_str!("../data/gitleaks/examples.json");
+
+fn examples() -> BTreeMap<String, Value> {
+    let v: Value = serde_json::from_str(EXAMPLES).expect("examples.json parses");
+    v["rules"]
+        .as_object()
+        .expect("a rules object")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A sanitizer running `kind` alone.
+fn only(kind: &str) -> Sanitizer {
+    let mut b = Sanitizer::builder().max_len(usize::MAX);
+    for k in Sanitizer::builtin_kinds() {
+        if k != kind {
+            b = b.disable(k);
+        }
+    }
+    b.build().expect("a single-kind sanitizer builds")
+}
+
+/// Examples on which gate deliberately disagrees with gitleaks, each with
+/// its reason; the test checks that they do differ, so none is skipped.
+const DIFFERENCES: &[(&str, &str, &str)] = &[(
+    "mailchimp-api-key",
+    "MailchimpSDK.initialize(token: 3012a5754bbd716926f99c028f7ea428-us18)",
+    "gitleaks' rule needs the word mailchimp before `=`/`:`; gate's also finds a bare \
+     `<32 hex>-usNN`, a shape nothing else has, and this example holds one",
+)];
+
+/// The gitleaks rules whose kind a gate detector reports instead.
+const SUPERSEDED: &[&str] = &["jwt", "private-key"];
+
+fn found(s: &Sanitizer, kind: &str, text: &str) -> bool {
+    s.sanitize(text)
+        .findings
+        .iter()
+        .any(|f| f.kind == kind && f.category == Category::Secret)
+}
+
+#[test]
+fn every_gitleaks_rule_finds_its_true_positives_and_not_its_false_ones() {
+    let kinds = Sanitizer::builtin_kinds();
+    let mut failures = Vec::new();
+    let (mut tps, mut fps, mut rules) = (0, 0, 0);
+    let full = Sanitizer::builder()
+        .max_len(usize::MAX)
+        .build()
+        .expect("default builds");
+    for (id, ex) in examples() {
+        if !kinds.contains(&id.as_str()) {
+            continue;
+        }
+        rules += 1;
+        let s = only(&id);
+        let superseded = SUPERSEDED.contains(&id.as_str());
+        let path = ex["path"].as_str().map(|p| regex::Regex::new(p).expect("path regex"));
+        let pos = ex["tps"].as_array().expect("tps");
+        let neg = ex["fps"].as_array().expect("fps");
+        assert!(!pos.is_empty(), "{id}: no true positive to test");
+        for tp in pos {
+            tps += 1;
+            let text = tp["text"].as_str().expect("text");
+            let kept = if superseded {
+                full.sanitize(text)
+                    .findings
+                    .iter()
+                    .any(|f| f.category == Category::Secret)
+            } else {
+                found(&s, &id, text)
+            };
+            if !kept {
+                failures.push(format!("{id}: missed {text:?}"));
+            }
+        }
+        for fp in neg {
+            fps += 1;
+            let text = fp.as_str().expect("fp text");
+            let only_by_path = match (&path, ex["fp_paths"][text].as_str()) {
+                (Some(re), Some(p)) => !re.is_match(p),
+                _ => false,
+            };
+            let differs = DIFFERENCES.iter().any(|(k, t, _)| *k == id && *t == text);
+            if found(&s, &id, text) != (only_by_path || differs) {
+                failures.push(format!("{id}: flagged {text:?}"));
+            }
+        }
+    }
+    assert!(rules >= 200, "only {rules} rules had examples");
+    assert!(
+        failures.is_empty(),
+        "{} of {tps} true and {fps} false positives wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
