@@ -15,10 +15,10 @@ use regex::Regex;
 use crate::config::{SanitizerBuilder, SanitizerConfigError, valid_kind_name};
 use crate::rules::{Back, Check, SECRET_RULES};
 use crate::{
-    Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER,
+    Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,
 };
-use crate::{addr, gitleaks, reflect, stack, tokens};
+use crate::{addr, gitleaks, quoted, reflect, stack, tokens};
 
 /// Kind of a PEM private key block.
 pub(crate) const KIND_PRIVATE_KEY: &str = "private-key";
@@ -32,6 +32,8 @@ pub(crate) const KIND_HOST: &str = "internal-hostname";
 pub(crate) const KIND_INSTRUCTION: &str = "instruction";
 /// Kind of an echoed argument.
 pub(crate) const KIND_ECHO: &str = "echoed-argument";
+/// Kind of long quoted free text.
+pub(crate) const KIND_QUOTED: &str = "quoted-text";
 /// Kind of the truncated tail.
 pub(crate) const KIND_TRUNCATED: &str = "truncated";
 
@@ -43,6 +45,7 @@ const OTHER_KINDS: &[(&str, Category)] = &[
     (KIND_HOST, Category::InternalAddress),
     (KIND_INSTRUCTION, Category::Instruction),
     (KIND_ECHO, Category::Reflected),
+    (KIND_QUOTED, Category::Reflected),
 ];
 
 /// Bytes after a match start that an anchored secret regex may look at.
@@ -102,6 +105,8 @@ enum Action {
     /// `://`: a URL whose host may be a single label.
     UrlHost,
     Instruction(reflect::InstrAnchor),
+    /// An opening quote, `quoted::ANCHORS[i]`.
+    Quote(usize),
 }
 
 struct CompiledSecret {
@@ -230,6 +235,7 @@ struct Enabled {
     host: bool,
     instruction: bool,
     echo: bool,
+    quoted: bool,
 }
 
 /// The compiled sanitizer shared behind `Sanitizer`'s `Arc`.
@@ -285,6 +291,7 @@ impl Engine {
             host: !off(KIND_HOST),
             instruction: !off(KIND_INSTRUCTION),
             echo: !off(KIND_ECHO),
+            quoted: !off(KIND_QUOTED),
         };
 
         let mut anchors: Vec<String> = Vec::new();
@@ -359,6 +366,11 @@ impl Engine {
                 add(a, Action::Instruction(*kind));
             }
         }
+        if enabled.quoted {
+            for (i, a) in quoted::ANCHORS.iter().enumerate() {
+                add(a, Action::Quote(i));
+            }
+        }
 
         // Overlapping search reports anchors hidden inside longer ones
         // (`key` in `accountkey=`, `sk-` in `sk-ant-`), so no rule depends
@@ -412,6 +424,7 @@ impl Engine {
             STACK_TRACE_PLACEHOLDER.into(),
             INTERNAL_ADDRESS_PLACEHOLDER.into(),
             ECHO_PLACEHOLDER.into(),
+            QUOTED_PLACEHOLDER.into(),
             INSTRUCTION_PLACEHOLDER.into(),
             "[truncated: 18446744073709551615 bytes]".into(),
         ];
@@ -576,6 +589,7 @@ impl Engine {
                     }
                     Action::Localhost => addr::localhost_at(self, text, start, end, &mut cands),
                     Action::UrlHost => addr::url_host_at(self, text, end, &mut cands),
+                    Action::Quote(i) => quoted::quote_at(text, start, end, i, &mut st.quotes, &mut cands),
                     Action::Instruction(kind) => {
                         if start >= st.instr_done
                             && let Some(e) = self.reflect.instruction_at(text, start, end, kind)
@@ -598,6 +612,7 @@ impl Engine {
                 self.gitleaks.scan(text, i, w, &mut cands);
             }
         }
+        drop_quotes_around_secrets(&mut cands);
 
         for c in &self.custom {
             for caps in c.re.captures_iter(text) {
@@ -843,10 +858,11 @@ impl Rendered {
 }
 
 /// Where an instruction finding starts: role markers take their whole
-/// line, phrases start at the phrase.
+/// line, phrases their sentence, tokens start at the token.
 fn instruction_start(text: &str, start: usize, kind: reflect::InstrAnchor) -> usize {
     match kind {
         reflect::InstrAnchor::RoleLine => reflect::line_start_of_marker(text, start),
+        reflect::InstrAnchor::Phrase => reflect::sentence_start(text, start),
         _ => start,
     }
 }
@@ -860,6 +876,7 @@ fn push_placeholder(out: &mut String, c: &Cand) {
         }
         Category::StackTrace => out.push_str(STACK_TRACE_PLACEHOLDER),
         Category::InternalAddress => out.push_str(INTERNAL_ADDRESS_PLACEHOLDER),
+        Category::Reflected if c.kind == KIND_QUOTED => out.push_str(QUOTED_PLACEHOLDER),
         Category::Reflected => out.push_str(ECHO_PLACEHOLDER),
         Category::Instruction => out.push_str(INSTRUCTION_PLACEHOLDER),
         Category::Truncated => {}
@@ -869,6 +886,36 @@ fn push_placeholder(out: &mut String, c: &Cand) {
 pub(crate) fn redacted(kind: &str) -> String {
     format!("[redacted:{kind}]")
 }
+
+/// A quoted span that holds a secret is a quoted credential (a JSON
+/// `"private_key"` value), not prose: the secret's own finding says what
+/// it is, so the quoted-text candidate around it is dropped.
+fn drop_quotes_around_secrets(cands: &mut Vec<Cand>) {
+    if !cands.iter().any(|c| c.kind == KIND_QUOTED) {
+        return;
+    }
+    let mut secrets: Vec<(usize, usize)> = cands
+        .iter()
+        .filter(|c| c.category == Category::Secret)
+        .map(|c| (c.start, c.end))
+        .collect();
+    secrets.sort_unstable();
+    cands.retain(|c| {
+        if c.kind != KIND_QUOTED {
+            return true;
+        }
+        let i = secrets.partition_point(|s| s.0 < c.end);
+        !secrets[..i]
+            .iter()
+            .rev()
+            .take_while(|s| s.0 >= c.start.saturating_sub(MAX_SECRET_BACK))
+            .any(|s| s.1 > c.start)
+    });
+}
+
+/// How far before a quoted span a secret overlapping it may start (a
+/// match of gitleaks' rules or gate's starts at most a window back).
+const MAX_SECRET_BACK: usize = SECRET_WINDOW;
 
 /// Sorts candidates and merges overlaps, so every byte any detector wanted
 /// gone is gone and each removed byte belongs to exactly one finding (the
@@ -982,6 +1029,8 @@ struct ScanState {
     jwt_run_end: usize,
     /// Per secret rule, where its last match (or attempt) ended.
     rule_until: Vec<usize>,
+    /// Quote pairing.
+    quotes: quoted::QuoteState,
 }
 
 pub(crate) fn is_word(b: u8) -> bool {

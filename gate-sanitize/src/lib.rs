@@ -13,8 +13,11 @@
 //!   `[stack trace removed]`, keeping the one-line error message;
 //! * private IPs and internal hostnames become `[internal address]`;
 //! * spans that echo the call's own argument values become
-//!   `[echoed argument]`, and instruction-like text becomes
-//!   `[instruction-like text removed]`;
+//!   `[echoed argument]`, long quoted free text (reflected content: an
+//!   error that quotes prose back) becomes `"[quoted text removed]"` while
+//!   short quoted identifiers stay, and instruction-like text (override
+//!   phrases, imperatives aimed at the model, role markers, framing aimed
+//!   at automated readers) becomes `[instruction-like text removed]`;
 //! * the result is capped at [`DEFAULT_MAX_LEN`] bytes (configurable) with a
 //!   `[truncated: N bytes]` marker.
 //!
@@ -67,6 +70,7 @@ pub mod baseline;
 mod config;
 mod engine;
 mod gitleaks;
+mod quoted;
 mod reflect;
 mod rules;
 mod stack;
@@ -103,6 +107,9 @@ pub const STACK_TRACE_PLACEHOLDER: &str = "[stack trace removed]";
 pub const INTERNAL_ADDRESS_PLACEHOLDER: &str = "[internal address]";
 /// Placeholder for a span echoing one of the call's own argument values.
 pub const ECHO_PLACEHOLDER: &str = "[echoed argument]";
+/// Placeholder for long quoted free text inside a text (reflected
+/// content); the quotes around it are kept.
+pub const QUOTED_PLACEHOLDER: &str = "[quoted text removed]";
 /// Placeholder for instruction-like text (prompt injection).
 pub const INSTRUCTION_PLACEHOLDER: &str = "[instruction-like text removed]";
 
@@ -116,7 +123,8 @@ pub enum Category {
     StackTrace,
     /// A private IP address or an internal hostname.
     InternalAddress,
-    /// Text echoing the call's own argument values.
+    /// Text echoing the call's own argument values, or long quoted free
+    /// text (someone else's prose) inside it.
     Reflected,
     /// Instruction-like text: injection phrases, role markers, tool-call
     /// look-alikes.

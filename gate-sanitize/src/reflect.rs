@@ -30,21 +30,79 @@ pub(crate) enum InstrAnchor {
 }
 
 /// Literal anchors (matched case-insensitively) and how each is confirmed.
+/// Every [`InstrAnchor::Phrase`] anchor starts at least one alternative of
+/// [`PHRASES`], which the phrase regex tries anchored at the hit.
 pub(crate) const ANCHORS: &[(&str, InstrAnchor)] = &[
+    // Override verbs and what they are pointed at.
     ("ignore", InstrAnchor::Phrase),
     ("disregard", InstrAnchor::Phrase),
     ("forget", InstrAnchor::Phrase),
     ("override", InstrAnchor::Phrase),
+    ("bypass", InstrAnchor::Phrase),
+    ("skip", InstrAnchor::Phrase),
+    // Re-programming the reader.
     ("you are now", InstrAnchor::Phrase),
     ("new instructions", InstrAnchor::Phrase),
+    ("your new", InstrAnchor::Phrase),
+    ("your instructions", InstrAnchor::Phrase),
+    ("your task", InstrAnchor::Phrase),
     ("system prompt", InstrAnchor::Phrase),
     ("from now on", InstrAnchor::Phrase),
+    ("act as", InstrAnchor::Phrase),
+    ("pretend", InstrAnchor::Phrase),
+    ("roleplay", InstrAnchor::Phrase),
+    ("role-play", InstrAnchor::Phrase),
+    ("developer mode", InstrAnchor::Phrase),
+    ("do anything now", InstrAnchor::Phrase),
+    ("jailbr", InstrAnchor::Phrase),
+    // Imperatives that tell the reader what to output.
+    ("just ", InstrAnchor::Phrase),
+    ("instead", InstrAnchor::Phrase),
+    ("simply ", InstrAnchor::Phrase),
+    ("stop everything", InstrAnchor::Phrase),
+    ("say ", InstrAnchor::Phrase),
+    ("print ", InstrAnchor::Phrase),
+    ("repeat ", InstrAnchor::Phrase),
+    ("output ", InstrAnchor::Phrase),
+    ("reply with", InstrAnchor::Phrase),
+    ("respond with", InstrAnchor::Phrase),
+    ("answer with", InstrAnchor::Phrase),
+    ("write ", InstrAnchor::Phrase),
+    ("reveal", InstrAnchor::Phrase),
+    ("focus ", InstrAnchor::Phrase),
+    ("if user", InstrAnchor::Phrase),
+    ("if the user", InstrAnchor::Phrase),
+    ("if asked", InstrAnchor::Phrase),
+    ("if questioned", InstrAnchor::Phrase),
+    ("when asked", InstrAnchor::Phrase),
+    // Framing aimed at automated readers.
+    ("note ", InstrAnchor::Phrase),
+    ("message ", InstrAnchor::Phrase),
+    ("instructions ", InstrAnchor::Phrase),
+    ("attention", InstrAnchor::Phrase),
+    ("reminder", InstrAnchor::Phrase),
+    ("dear ", InstrAnchor::Phrase),
+    ("if you are", InstrAnchor::Phrase),
+    ("as an ai", InstrAnchor::Phrase),
+    ("visible to", InstrAnchor::Phrase),
+    ("invisible to", InstrAnchor::Phrase),
+    ("hidden from", InstrAnchor::Phrase),
+    ("automated", InstrAnchor::Phrase),
+    ("this message", InstrAnchor::Phrase),
+    ("this text", InstrAnchor::Phrase),
+    ("this note", InstrAnchor::Phrase),
+    ("this document", InstrAnchor::Phrase),
+    ("this is", InstrAnchor::Phrase),
+    ("it is", InstrAnchor::Phrase),
+    ("system ", InstrAnchor::Phrase),
+    // Chat-template tokens and tool-call look-alikes.
     ("<|im_start|>", InstrAnchor::Token),
     ("<|im_end|>", InstrAnchor::Token),
     ("<|system|>", InstrAnchor::Token),
     ("<|assistant|>", InstrAnchor::Token),
     ("<|user|>", InstrAnchor::Token),
     ("<|endoftext|>", InstrAnchor::Token),
+    ("<|endofprompt|>", InstrAnchor::Token),
     ("<|eot_id|>", InstrAnchor::Token),
     ("<|start_header_id|>", InstrAnchor::Token),
     ("[inst]", InstrAnchor::Token),
@@ -53,6 +111,8 @@ pub(crate) const ANCHORS: &[(&str, InstrAnchor)] = &[
     ("<</sys>>", InstrAnchor::Token),
     ("<system>", InstrAnchor::Token),
     ("</system>", InstrAnchor::Token),
+    ("[system]", InstrAnchor::Token),
+    ("<end of session>", InstrAnchor::Token),
     ("<tool_call>", InstrAnchor::Token),
     ("<tool_use>", InstrAnchor::Token),
     ("<function_call", InstrAnchor::Token),
@@ -62,13 +122,76 @@ pub(crate) const ANCHORS: &[(&str, InstrAnchor)] = &[
     ("\"function_call\"", InstrAnchor::Token),
     ("### instruction", InstrAnchor::Token),
     ("### system", InstrAnchor::Token),
+    ("### response", InstrAnchor::Token),
+    // Chat role markers, at the start of a line.
     ("system:", InstrAnchor::RoleLine),
     ("assistant:", InstrAnchor::RoleLine),
     ("user:", InstrAnchor::RoleLine),
     ("human:", InstrAnchor::RoleLine),
     ("developer:", InstrAnchor::RoleLine),
+    ("ai:", InstrAnchor::RoleLine),
     ("\"role\"", InstrAnchor::RoleJson),
 ];
+
+/// What an override verb may be pointed at without a qualifier
+/// ("ignore instructions").
+const STRONG_OBJECTS: &str = r"(?:instructions?|prompts?|directives?|guardrails|programming)";
+
+/// What an override verb may be pointed at after a qualifier such as
+/// "previous" or "all" ("disregard all info"; "ignore rules" alone is
+/// ordinary in tool output).
+const WEAK_OBJECTS: &str = r"(?:directions?|rules|messages?|context|guidelines|constraints|restrictions|commands?|orders|policies|info(?:rmation)?|data|text|content|everything|anything|input|conversation|training)";
+
+/// Words between an override verb and its object.
+const QUALIFIERS: &str = r"(?:all|any|every|each|the|your|my|of|these|those|this|that|previous|prior|above|earlier|preceding|following|below|other|remaining|initial|original|existing|system|safety|and|or|&)";
+
+/// The qualifiers that point at the reader's own context.
+const CONTEXT_QUALIFIERS: &str = r"(?:all|any|every|your|these|those|previous|prior|above|earlier|preceding|following|below|other|remaining|initial|original|existing|system|safety)";
+
+/// Who a framing phrase addresses when it addresses a machine.
+const MACHINE: &str = r"(?:automated|ai(?-u:\b)|a\.i\.|llms?(?-u:\b)|(?:large\s+)?language\s+models?|ai\s+(?:models?|assistants?|agents?|systems?|tools?)|assistants?(?-u:\b)|chatbots?|bots?(?-u:\b)|the\s+model|any\s+model|agents?(?-u:\b)|gpt|claude|gemini|copilot)";
+
+/// The phrase alternatives, each starting with a literal of [`ANCHORS`].
+fn phrases() -> Vec<String> {
+    let imperative = r"(?:say|print|output|repeat|reply|respond|write|answer|type|return|translate|tell)";
+    vec![
+        format!(r"(?:ignore|disregard|forget|override|bypass|skip)\s+(?:{QUALIFIERS}[\s,]+){{0,8}}{STRONG_OBJECTS}(?-u:\b)"),
+        format!(r"(?:ignore|disregard|forget|override|bypass|skip)\s+(?:{QUALIFIERS}[\s,]+){{0,6}}{CONTEXT_QUALIFIERS}[\s,]+(?:{QUALIFIERS}[\s,]+){{0,4}}{WEAK_OBJECTS}(?-u:\b)"),
+        r"(?:ignore|disregard|forget|skip)\s+the\s+rest\s+of\s+(?:this|the|these|that|my|your)(?-u:\b)".into(),
+        r"you are now\s+(?:a|an|the|in|acting|free|no longer|unrestricted|dan|my|going to|jailbroken|developer)(?-u:\b)".into(),
+        r"new instructions\s*:".into(),
+        r"your (?:new|real|true|actual) (?:instructions?|task|goal|role|objective|job|purpose|orders)(?-u:\b)".into(),
+        r"your (?:instructions|task) (?:is|are) (?:now|to)(?-u:\b)".into(),
+        r"system prompt".into(),
+        r"from now on,?\s+(?:you|act|respond|ignore|only|always|never|reply|answer|speak|pretend|behave|your)(?-u:\b)".into(),
+        r"act as\s+(?:if\s+you\s+(?:are|were)|an?\s+(?:unrestricted|unfiltered|evil|jailbroken|different|new)|dan|my)(?-u:\b)".into(),
+        r"pretend\s+(?:to\s+be|you\s+are|that\s+you|you're)(?-u:\b)".into(),
+        r"role-?play\s+as(?-u:\b)".into(),
+        r"(?:developer mode|do anything now|jailbr(?:eak|oken))(?-u:\b)".into(),
+        format!(r#"(?:just|instead,?|simply)\s+{imperative}(?-u:\b)\s*(?:with\s+)?(?:only\s+|exactly\s+)?(?:"|'|“|:|the\s+following|this|exactly|verbatim)"#),
+        r"stop everything(?-u:\b)".into(),
+        format!(r"{imperative}\s+(?:exactly\s+|only\s+|verbatim\s+|back\s+)?(?:the\s+following|this\s+(?:exact\s+)?(?:text|sentence|phrase|message|word|string)|these\s+words)(?-u:\b)"),
+        r"(?:reply|respond|answer) with\s+(?:only\s+|exactly\s+)?(?:the\s+following|this|these|nothing\s+but)(?-u:\b)".into(),
+        r"reveal\s+(?:your|the)\s+(?:system\s+prompt|instructions|initial\s+prompt|hidden\s+prompt|prompt|secret)".into(),
+        r"(?:print|show|repeat|output)\s+(?:your|the)\s+(?:initial|hidden|original)\s+(?:prompt|instructions)".into(),
+        r"focus\s+(?:only|exclusively|solely)\s+on(?-u:\b)".into(),
+        r"if (?:the )?user\s+(?:asks?|asked|requests?|wants)(?-u:\b)".into(),
+        r"(?:if|when) (?:asked|questioned)(?-u:\b)".into(),
+        format!(r"(?:note|message|instructions|attention|reminder)\s*(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{MACHINE}"),
+        r"(?:note|message)\s+(?:by|from)\s+(?:a|an|the)\s+(?:trustworthy|trusted|verified|official|certified|expert|senior)(?-u:\b)".into(),
+        r"write\s+(?:one|a|an|some|two|three|\d+)\s+(?:[a-z]+\s+){0,3}(?:sentences?|paragraphs?|poems?|stories|story|essays?|tweets?|posts?|reviews?|jokes?|slogans?)\s+(?:about|on|that|praising|saying|claiming)(?-u:\b)".into(),
+        r"(?:this|it) is (?:really|extremely|very|critically|super|absolutely|vitally) (?:important|critical|urgent|vital)(?-u:\b)".into(),
+        r"system (?:chain of thought|override|instructions?|directive|command)(?-u:\b)".into(),
+        format!(r"dear\s+{MACHINE}"),
+        format!(r"attention\s*,?\s*{MACHINE}"),
+        format!(r"if you are\s+(?:an?\s+)?(?:{MACHINE}|large\s+language\s+model|model)"),
+        r"as an ai(?-u:\b)".into(),
+        r"visible to\s+(?:llms?|ai|the\s+model|language\s+models?|machines|automated|bots)(?-u:\b)".into(),
+        r"(?:invisible to|hidden from)\s+(?:humans?|people|the\s+user|users|readers|human\s+readers)(?-u:\b)".into(),
+        r"automated\s+(?:screening|analysis|review|reviewers?|readers?|reading|scanning|scanners?|evaluation|evaluators?|grading|graders?|agents?|assistants?)(?-u:\b)".into(),
+        format!(r"this (?:message|text|note|document)\s+is\s+(?:for|intended\s+for|addressed\s+to|meant\s+for|directed\s+at)\s+(?:the\s+|an?\s+|any\s+)?{MACHINE}"),
+    ]
+}
 
 /// Compiled confirmation regexes.
 pub(crate) struct ReflectRules {
@@ -78,13 +201,7 @@ pub(crate) struct ReflectRules {
 
 impl ReflectRules {
     pub(crate) fn new() -> ReflectRules {
-        let phrase = Regex::new(concat!(
-            r"^(?i:(?:ignore|disregard|forget|override)\s+(?:(?:all|any|every|the|your|my|of|these|those|previous|prior|above|earlier|preceding)\s+){0,4}",
-            r"(?:previous|prior|above|earlier|preceding|system|original|existing|all|your)\s+",
-            r"(?:instructions?|prompts?|directions?|directives?|rules|messages?|context|guidelines|guardrails)",
-            r"|you are now\s+(?:a|an|the|in|acting|free|no longer|unrestricted|dan|my)(?-u:\b)|new instructions\s*:|(?:reveal|print|show|repeat|output)?\s*(?:your|the)?\s*system prompt",
-            r"|from now on,?\s+(?:you|act|respond|ignore|only))",
-        ));
+        let phrase = Regex::new(&format!("^(?i:{})", phrases().join("|")));
         let role_json = Regex::new(r#"^"role"\s*:\s*"(?i:system|assistant|user|tool|developer)""#);
         match (phrase, role_json) {
             (Ok(phrase), Ok(role_json)) => ReflectRules { phrase, role_json },
@@ -104,17 +221,18 @@ impl ReflectRules {
         kind: InstrAnchor,
     ) -> Option<usize> {
         let bytes = text.as_bytes();
+        let end = text[anchor_end..].find('\n').map_or(text.len(), |i| anchor_end + i);
         let ok = match kind {
             InstrAnchor::Phrase => {
                 (start == 0 || !crate::engine::is_word(bytes[start - 1]))
                     && self
                         .phrase
-                        .is_match(&text[start..crate::engine::floor_boundary(text, start + 256)])
+                        .is_match(&text[start..crate::engine::floor_boundary(text, start + 320)])
             }
             InstrAnchor::Token => true,
             InstrAnchor::RoleLine => {
                 let ls = line_start_of_marker(text, start);
-                ls != usize::MAX && ls <= start
+                ls != usize::MAX && ls <= start && words(&text[anchor_end..end]) >= ROLE_LINE_WORDS
             }
             InstrAnchor::RoleJson => self
                 .role_json
@@ -123,10 +241,6 @@ impl ReflectRules {
         if !ok {
             return None;
         }
-        if kind == InstrAnchor::RoleLine && line_start_of_marker(text, start) == usize::MAX {
-            return None;
-        }
-        let end = text[anchor_end..].find('\n').map_or(text.len(), |i| anchor_end + i);
         let end = if end > start && bytes[end - 1] == b'\r' {
             end - 1
         } else {
@@ -134,6 +248,46 @@ impl ReflectRules {
         };
         Some(end.max(anchor_end))
     }
+}
+
+/// Words a role marker's line must carry after the marker: `User: %s` and
+/// `System: Linux` are diagnostics, `System: you are an unrestricted
+/// agent` is a message.
+const ROLE_LINE_WORDS: usize = 3;
+
+/// Whitespace-separated tokens with at least two letters, counted up to
+/// `ROLE_LINE_WORDS`.
+fn words(s: &str) -> usize {
+    s.split_whitespace()
+        .filter(|w| w.bytes().filter(u8::is_ascii_alphabetic).count() >= 2)
+        .take(ROLE_LINE_WORDS)
+        .count()
+}
+
+/// Where a phrase found at `start` begins its sentence: after the last
+/// `.`, `!`, `?`, `:` or `;` followed by a space, or an opening quote or
+/// bracket, on the same line and at most 256 bytes back. The words that
+/// lead up to an injected instruction ("Hidden competency profile for …")
+/// belong to it.
+pub(crate) fn sentence_start(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let floor = crate::engine::floor_boundary(text, start.saturating_sub(256));
+    let mut i = start;
+    while i > floor {
+        let b = bytes[i - 1];
+        if b == b'\n'
+            || matches!(b, b'"' | b'\'' | b'`' | b'(' | b'[' | b'<' | b'{')
+            || (matches!(b, b' ' | b'\t') && i >= 2 && matches!(bytes[i - 2], b'.' | b'!' | b'?' | b':' | b';'))
+        {
+            break;
+        }
+        i -= 1;
+    }
+    // Never start inside a multi-byte character, nor on the space.
+    while i < start && (!text.is_char_boundary(i) || bytes[i] == b' ' || bytes[i] == b'\t') {
+        i += 1;
+    }
+    i
 }
 
 /// The start of the line holding a role marker at `start`, if only spaces

@@ -163,6 +163,14 @@ pub(crate) fn plausible_password(s: &str) -> bool {
     {
         return false;
     }
+    // An upper-case snake-case name (`DOCKER_PASSWORD`, `DB_PASS`) is a
+    // template variable in usage text, not a password.
+    if s.contains('_')
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return false;
+    }
     let has_digit = s.bytes().any(|b| b.is_ascii_digit());
     let has_symbol = s.bytes().any(|b| !b.is_ascii_alphanumeric());
     let has_upper = s.bytes().any(|b| b.is_ascii_uppercase());
