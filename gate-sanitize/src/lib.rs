@@ -18,6 +18,9 @@
 //!   short quoted identifiers stay, and instruction-like text (override
 //!   phrases, imperatives aimed at the model, role markers, framing aimed
 //!   at automated readers) becomes `[instruction-like text removed]`;
+//! * results of tools that reach outside the system can be wrapped by
+//!   [`spotlight`] in delimiters with one line saying they are data, not
+//!   instructions;
 //! * the result is capped at [`DEFAULT_MAX_LEN`] bytes (configurable) with a
 //!   `[truncated: N bytes]` marker.
 //!
@@ -73,6 +76,7 @@ mod gitleaks;
 mod quoted;
 mod reflect;
 mod rules;
+mod spotlight;
 mod stack;
 mod tokens;
 
@@ -84,6 +88,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use config::{SanitizerBuilder, SanitizerConfigError};
+pub use spotlight::{UNTRUSTED_BEGIN, UNTRUSTED_END, UNTRUSTED_NOTICE, spotlight};
 
 /// The default length cap, in bytes, of sanitized text.
 ///

@@ -188,8 +188,10 @@ impl GateBuilder {
         self
     }
 
-    /// The sanitizer for tool results (default: all built-in rules with a
-    /// 64 KiB cap); `None` hands results to the model unchanged.
+    /// The sanitizer for tool results (default: all built-in rules but
+    /// `quoted-text`, with a 64 KiB cap); `None` hands results to the model
+    /// unsanitized. Either way, a result of an `external` tool is wrapped as
+    /// untrusted data ([`gate_sanitize::spotlight`]).
     pub fn result_sanitizer(mut self, sanitizer: Option<Sanitizer>) -> Self {
         self.result_sanitizer = Some(sanitizer);
         self
@@ -322,8 +324,12 @@ fn default_result_sanitizer() -> Result<Sanitizer, GateError> {
     static DEFAULT: OnceLock<Result<Sanitizer, String>> = OnceLock::new();
     DEFAULT
         .get_or_init(|| {
+            // A result is a document: its quoted strings (every JSON
+            // string) are the content the model asked for, not text
+            // reflected into an error.
             Sanitizer::builder()
                 .max_len(DEFAULT_RESULT_CAP)
+                .disable("quoted-text")
                 .build()
                 .map_err(|e| e.to_string())
         })

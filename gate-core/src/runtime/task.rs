@@ -1294,6 +1294,19 @@ impl Task {
             Some(s) => s.sanitize(&raw).text,
             None => raw,
         };
+        // What an `external` tool returns was written outside the system:
+        // the model is told it is data, not instructions (spotlighting).
+        let external = self
+            .gate
+            .inner()
+            .toolbox
+            .get(&call.name)
+            .is_some_and(|t| t.spec().effects().is_external());
+        let text = if external {
+            gate_sanitize::spotlight(&text)
+        } else {
+            text
+        };
         ToolOutput {
             call_id: call.id.clone(),
             tool: call.name.clone(),
