@@ -18,7 +18,7 @@ use crate::{
     Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,
 };
-use crate::{addr, gitleaks, quoted, reflect, stack, tokens};
+use crate::{addr, disguise, gitleaks, quoted, reflect, stack, tokens};
 
 /// Kind of a PEM private key block.
 pub(crate) const KIND_PRIVATE_KEY: &str = "private-key";
@@ -523,7 +523,17 @@ impl Engine {
         rendered.finish(text, findings)
     }
 
+    /// Every detector over `text`, then over its disguised forms (see
+    /// `disguise`).
     fn detect(&self, text: &str) -> Vec<Cand> {
+        let mut cands = self.detect_plain(text);
+        disguise::zero_width(self, text, &mut cands);
+        disguise::base64(self, text, &mut cands);
+        cands
+    }
+
+    /// Every detector over `text` as it is.
+    pub(crate) fn detect_plain(&self, text: &str) -> Vec<Cand> {
         let mut hits: Vec<(usize, usize, usize)> = Vec::new();
         for m in self.ac.find_overlapping_iter(text) {
             hits.push((m.start(), m.end(), m.pattern().as_usize()));

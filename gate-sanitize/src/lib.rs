@@ -57,12 +57,18 @@
 //! again, so `sanitize(sanitize(x)) == sanitize(x)`. Clean text is scanned
 //! once.
 //!
+//! # Disguised secrets
+//!
+//! Secrets split by zero-width characters, or wrapped in base64, are
+//! decoded once and scanned: `AKIA\u{200b}IOSFODNN7EXAMPLE` and a base64
+//! run that decodes to `password=hunter22!` are both redacted. Decoding is
+//! not repeated (base64 inside base64 passes), and URL-, hex- or otherwise
+//! encoded secrets, or secrets split across lines, are not decoded.
+//!
 //! # Known limits
 //!
-//! Secrets that were deliberately disguised (base64-, URL- or hex-encoded,
-//! split by zero-width characters or across lines) are not decoded and
-//! will usually pass; the sanitizer targets credentials that leak by
-//! accident into error text. Generic `password=` values must look like a
+//! The sanitizer targets credentials that leak into error text by accident
+//! or by a simple disguise. Generic `password=` values must look like a
 //! password (six or more characters with a digit, symbol or mixed case, or
 //! twelve or more of anything), so `password: required` is kept.
 #![forbid(unsafe_code)]
@@ -71,6 +77,7 @@ mod addr;
 #[doc(hidden)]
 pub mod baseline;
 mod config;
+mod disguise;
 mod engine;
 mod gitleaks;
 mod quoted;

@@ -110,8 +110,8 @@ pub(crate) fn quote_at(text: &str, start: usize, end: usize, kind: usize, st: &m
     }
     let close = closer_of(opener);
     let content = end;
-    let line_end = text[content..].find('\n').map_or(text.len(), |i| content + i);
-    let limit = line_end.min(content.saturating_add(MAX_QUOTE));
+    let reach = crate::engine::floor_boundary(text, content.saturating_add(MAX_QUOTE));
+    let limit = text[content..reach].find('\n').map_or(reach, |i| content + i);
     let search = &mut st.searches[kind];
     let found = if content >= search.from && content <= search.to {
         match search.found {

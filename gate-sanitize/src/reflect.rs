@@ -221,7 +221,6 @@ impl ReflectRules {
         kind: InstrAnchor,
     ) -> Option<usize> {
         let bytes = text.as_bytes();
-        let end = text[anchor_end..].find('\n').map_or(text.len(), |i| anchor_end + i);
         let ok = match kind {
             InstrAnchor::Phrase => {
                 (start == 0 || !crate::engine::is_word(bytes[start - 1]))
@@ -232,7 +231,9 @@ impl ReflectRules {
             InstrAnchor::Token => true,
             InstrAnchor::RoleLine => {
                 let ls = line_start_of_marker(text, start);
-                ls != usize::MAX && ls <= start && words(&text[anchor_end..end]) >= ROLE_LINE_WORDS
+                let probe = crate::engine::floor_boundary(text, anchor_end + 256);
+                let line = text[anchor_end..probe].split('\n').next().unwrap_or_default();
+                ls != usize::MAX && ls <= start && words(line) >= ROLE_LINE_WORDS
             }
             InstrAnchor::RoleJson => self
                 .role_json
@@ -241,6 +242,7 @@ impl ReflectRules {
         if !ok {
             return None;
         }
+        let end = text[anchor_end..].find('\n').map_or(text.len(), |i| anchor_end + i);
         let end = if end > start && bytes[end - 1] == b'\r' {
             end - 1
         } else {

@@ -203,7 +203,7 @@ fn json_object(seg: &str) -> bool {
 
 /// Decodes unpadded or padded base64url (and plain base64); `None` on any
 /// other byte.
-fn base64url_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let mut acc: u32 = 0;
     let mut bits = 0u32;

@@ -275,12 +275,19 @@ fn trim_newlines(text: &str, start: usize, end: usize) -> (usize, usize) {
     (s, e)
 }
 
-/// The lines holding `start..end`, within the window.
+/// The lines holding `start..end`, within the window and at most
+/// [`LINE_REACH`] bytes either side (a window of one huge line holds many
+/// matches, and each must cost only its own neighbourhood).
 fn line_around(text: &str, start: usize, end: usize, w: Window) -> &str {
-    let ls = text[w.0..start].rfind('\n').map_or(w.0, |i| w.0 + i + 1);
-    let le = text[end..w.1].find('\n').map_or(w.1, |i| end + i);
+    let lo = floor_boundary(text, start.saturating_sub(LINE_REACH)).max(w.0);
+    let hi = floor_boundary(text, end.saturating_add(LINE_REACH)).min(w.1.max(end));
+    let ls = text[lo..start].rfind('\n').map_or(lo, |i| lo + i + 1);
+    let le = text[end..hi].find('\n').map_or(hi, |i| end + i);
     &text[ls..le.max(ls)]
 }
+
+/// How far [`line_around`] looks for a line's ends.
+const LINE_REACH: usize = 1024;
 
 /// gitleaks' `shannonEntropy`: over characters, normalised by the byte
 /// length (so non-ASCII text scores as gitleaks scores it).

@@ -3,7 +3,7 @@
 //! a backtracking or rescanning detector would go quadratic.
 
 /// The shapes: anchors, partial secrets, trace markers and address prefixes.
-pub const SHAPES: [&str; 30] = [
+pub const SHAPES: [&str; 33] = [
     "AKIA",
     "ghp_",
     "pypi-AgEIcHlwaS5vcmc",
@@ -34,14 +34,18 @@ pub const SHAPES: [&str; 30] = [
     "password=$",
     "://a:",
     "x-api-key: ",
+    "A\u{200b}",
+    "QUtJQUlPU0ZPRE5ON0VYQU1QTEUg",
+    "\"a ",
 ];
 
 /// Repeats `unit` up to `len` bytes (cut on a character boundary).
 pub fn fill(unit: &str, len: usize) -> String {
     let mut s = unit.repeat(len / unit.len() + 1);
-    s.truncate(len);
-    while !s.is_char_boundary(s.len()) {
-        s.pop();
+    let mut cut = len.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
     }
+    s.truncate(cut);
     s
 }
