@@ -118,3 +118,21 @@ fn every_gitleaks_rule_finds_its_true_positives_and_not_its_false_ones() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn a_rule_matching_a_prefix_takes_the_whole_token() {
+    // gitleaks' `slack-legacy-workspace-token` matches `xoxa-2-511111111`
+    // of this token; the rest of it is the same secret.
+    let t = "slackToken=\"xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c\"";
+    let out = only("slack-legacy-workspace-token").sanitize(t);
+    assert_eq!(out.text, "slackToken=\"[redacted:slack-legacy-workspace-token]\"");
+}
+
+#[test]
+fn a_short_group_of_a_pattern_is_not_the_secret() {
+    // `microsoft-teams-webhook` has no secret group, and its first group
+    // is a four-character piece of a UUID: the whole URL is redacted.
+    let t = "post to https://mycompany.webhook.office.com/webhookb2/hcf1y7j4-9nff-osdj-ango-wi3oed66v01i@k7xshgz3-t6xz-52as-7wcp-tlfv0pmxdj1d/IncomingWebhook/1h4gqs5unmcieodhiujvr1chh9lwhmxv/qb74du62-m9d2-p6yw-9j04-5uc4s9mlz5vs failed";
+    let out = only("microsoft-teams-webhook").sanitize(t);
+    assert_eq!(out.text, "post to [redacted:microsoft-teams-webhook] failed");
+}

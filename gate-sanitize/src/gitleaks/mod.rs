@@ -229,7 +229,15 @@ impl Rules {
                 whole
             };
             if secret.0 < secret.1 && self.admits(i, text, secret, whole, w) {
-                cands.push(cand(secret.0..secret.1, rule.id, Category::Secret));
+                // A group much shorter than a credential is a piece of the
+                // pattern (`([a-z0-9]{4}-){3}` in a webhook URL), not the
+                // secret: the whole match goes.
+                let (start, end) = if secret.1 - secret.0 < MIN_SECRET && rule.secret_group == 0 {
+                    whole
+                } else {
+                    secret
+                };
+                cands.push(cand(start..token_end(text, end), rule.id, Category::Secret));
             }
         }
     }
@@ -260,6 +268,34 @@ impl Rules {
     pub(crate) fn index_of(id: &str) -> Option<usize> {
         RULES.iter().position(|r| r.id == id)
     }
+}
+
+/// Captured secrets shorter than this are taken as pattern fragments.
+const MIN_SECRET: usize = 8;
+
+/// How far a secret is extended to the end of its token.
+const TOKEN_REACH: usize = 512;
+
+/// The end of the token a secret ending at `end` belongs to: a rule that
+/// matches only a token's prefix (`xoxa-2-511111111` of a longer Slack
+/// token) must not leave the rest of it behind. Letters, digits, `_` and
+/// `-` continue a token; `.`, `+`, `/` and `=` do when a letter or digit
+/// follows.
+fn token_end(text: &str, end: usize) -> usize {
+    let b = text.as_bytes();
+    let limit = end.saturating_add(TOKEN_REACH).min(b.len());
+    let mut e = end;
+    while e < limit {
+        let c = b[e];
+        let next_alnum = b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric);
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || (matches!(c, b'.' | b'+' | b'/' | b'=') && next_alnum)
+        {
+            e += 1;
+        } else {
+            break;
+        }
+    }
+    e
 }
 
 /// gitleaks trims newlines off both ends of a match.
