@@ -79,6 +79,9 @@ pub(crate) struct SecretRule {
 fn is_hex(b: u8) -> bool {
     b.is_ascii_hexdigit()
 }
+fn is_b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
 fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
@@ -121,9 +124,9 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r(
         "aws-access-key-id",
         &[
-            "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA",
+            "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA", "A3T",
         ],
-        r"((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16})\b",
+        r"((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA|A3T[A-Z0-9])[A-Z2-7]{16})\b",
     ),
     inner(r(
         "aws-secret-access-key",
@@ -237,8 +240,11 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
     r("npm-token", &["npm_"], r"(npm_[A-Za-z0-9]{36})\b"),
     r(
         "pypi-token",
-        &["pypi-AgEIcHlwaS5vcmc"],
-        concat!(r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,1024})", end_dash!()),
+        &["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"],
+        concat!(
+            r"(pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{50,1024})",
+            end_dash!()
+        ),
     ),
     r("rubygems-api-key", &["rubygems_"], r"(rubygems_[a-f0-9]{48})\b"),
     r(
@@ -279,6 +285,50 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         r"hooks\.slack\.com/(?:services|workflows|triggers)/((?:[A-Za-z0-9]{8,12}/){1,2}[A-Za-z0-9]{20,48})\b",
     )),
     r("twilio-api-key", &["SK"], r"(SK[0-9a-f]{32})\b"),
+    // detect-secrets' Twilio shapes: an account SID or API key SID with any
+    // lower-case letters (placeholders such as `SKxxxx…` included).
+    r("twilio-sid", &["AC", "SK"], r"((?:AC|SK)[a-z0-9]{32})\b"),
+    // Artifactory API keys (`AKC…`) and passwords (`AP[0-9A-F]…`), in
+    // detect-secrets' shapes; gitleaks only knows the 73-character form.
+    r(
+        "artifactory-token",
+        &["AKC", "AP"],
+        r"((?:AKC[a-zA-Z0-9]{10,}|AP[0-9A-F][a-zA-Z0-9]{8,}))(?:[^A-Za-z0-9]|$)",
+    ),
+    // Discord bot tokens: the user id in base64, a timestamp, an HMAC.
+    back(
+        r(
+            "discord-bot-token",
+            &["."],
+            concat!(
+                r"([A-Za-z0-9_\-]{24,26}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})",
+                end_dash!()
+            ),
+        ),
+        Back::Class(is_b64url, 24, 26),
+    ),
+    // Any GitLab token by its documented prefix (gitleaks has exact shapes
+    // for some).
+    r(
+        "gitlab-token",
+        &[
+            "glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-",
+            "glsoat-", "glffct-",
+        ],
+        concat!(
+            r"(gl(?:pat|oas|dt|rt|rtr|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_\-]{20,50})",
+            end_dash!()
+        ),
+    ),
+    // An `.npmrc` auth token.
+    checked(
+        inner(r(
+            "npm-auth-token",
+            &["_authtoken="],
+            r#"(?i:_authtoken)=["']?([^\s"']{8,})"#,
+        )),
+        Check::Password,
+    ),
     r(
         "sendgrid-api-key",
         &["SG."],
@@ -400,7 +450,7 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
             "jwt",
             &["eyJ"],
             concat!(
-                r"(eyJ[A-Za-z0-9_\-]{4,4096}={0,2}\.(?:\r?\n)?eyJ[A-Za-z0-9_\-]{2,8192}={0,2}\.(?:\r?\n)?[A-Za-z0-9_\-]{0,4096}={0,2})",
+                r"(eyJ[A-Za-z0-9_\-]{4,4096}={0,2}\.(?:\r?\n)?eyJ[A-Za-z0-9_\-]{2,8192}={0,2}(?:\.(?:\r?\n)?[A-Za-z0-9_\-]{0,4096}={0,2})?)",
                 end_dash!()
             ),
         ),
@@ -431,8 +481,9 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
                 "api-key:",
                 "x-goog-api-key",
                 "ocp-apim-subscription-key",
+                "x-jfrog-art-api",
             ],
-            r#"(?i:x-api-key|x-auth-token|api-key|x-goog-api-key|ocp-apim-subscription-key)["']?\s*:\s*["']?([A-Za-z0-9\-._~+/=]{8,})"#,
+            r#"(?i:x-api-key|x-auth-token|api-key|x-goog-api-key|ocp-apim-subscription-key|x-jfrog-art-api)["']?\s*:\s*["']?([A-Za-z0-9\-._~+/=]{8,})"#,
         )),
         Check::NotPlaceholder,
     ),

@@ -237,6 +237,17 @@ cases! {
     generic_key => check("generic-key",
         "api_key=3kLm9PqR7sT2vWx5Yz8A invalid", "3kLm9PqR7sT2vWx5Yz8A",
         "api_key=your_api_key_here invalid");
+    twilio_sid => plain("twilio-sid", &format!("AC{}", rnd(LOWER_NUM, 32, 60)), &format!("AC{}", rnd(LOWER_NUM, 31, 60)));
+    artifactory_token => plain("artifactory-token", &format!("AKCp{}", rnd(ALNUM, 20, 61)), &format!("AKC{}", rnd(ALNUM, 8, 61)));
+    discord_bot_token => plain("discord-bot-token",
+        "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FM.ZnCjm1XVW7vRze4b7Cq4se7kKWs");
+    gitlab_token => plain("gitlab-token", &format!("glcbt-{}", rnd(DASH, 24, 62)), &format!("glcbt-{}", rnd(DASH, 12, 62)));
+    npm_auth_token => {
+        let t = "743b294a-cd03-11ec-9d64-0242ac120002";
+        check("npm-auth-token", &format!("//registry.npmjs.org/:_authToken={t}"), t,
+              "//registry.npmjs.org/:_authToken=${NPM_TOKEN}");
+    };
     private_key => check("private-key",
         "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----\nend",
         "u1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",

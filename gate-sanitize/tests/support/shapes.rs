@@ -3,7 +3,7 @@
 //! a backtracking or rescanning detector would go quadratic.
 
 /// The shapes: anchors, partial secrets, trace markers and address prefixes.
-pub const SHAPES: [&str; 33] = [
+pub const SHAPES: [&str; 34] = [
     "AKIA",
     "ghp_",
     "pypi-AgEIcHlwaS5vcmc",
@@ -37,6 +37,7 @@ pub const SHAPES: [&str; 33] = [
     "A\u{200b}",
     "QUtJQUlPU0ZPRE5ON0VYQU1QTEUg",
     "\"a ",
+    "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.",
 ];
 
 /// Repeats `unit` up to `len` bytes (cut on a character boundary).
