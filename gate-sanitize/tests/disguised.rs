@@ -1,4 +1,4 @@
-//! Disguised secrets (S12): credentials split by zero-width characters or
+//! Disguised secrets: credentials split by zero-width characters or
 //! wrapped in base64 are decoded once and redacted; benign base64 and
 //! text with zero-width joiners pass.
 

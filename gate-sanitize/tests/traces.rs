@@ -1,4 +1,4 @@
-//! Stack traces (S6) from a corpus not written for gate: every exception
+//! Stack traces from a corpus not written for gate: every exception
 //! fixture of Google's fluent-plugin-detect-exceptions
 //! (`tests/corpus/traces/fluent.jsonl`, see `tests/corpus/PROVENANCE.md`)
 //! loses its frames and keeps its error line, and the fixture of ordinary
