@@ -37,6 +37,9 @@ pub(crate) const ANCHORS: &[(&str, InstrAnchor)] = &[
     ("ignore", InstrAnchor::Phrase),
     ("disregard", InstrAnchor::Phrase),
     ("forget", InstrAnchor::Phrase),
+    ("abandon", InstrAnchor::Phrase),
+    ("discard", InstrAnchor::Phrase),
+    ("erase", InstrAnchor::Phrase),
     ("override", InstrAnchor::Phrase),
     ("bypass", InstrAnchor::Phrase),
     ("skip", InstrAnchor::Phrase),
@@ -53,6 +56,17 @@ pub(crate) const ANCHORS: &[(&str, InstrAnchor)] = &[
     ("now answer", InstrAnchor::Phrase),
     ("now tell", InstrAnchor::Phrase),
     ("respond only", InstrAnchor::Phrase),
+    ("imagine", InstrAnchor::Phrase),
+    ("let's play", InstrAnchor::Phrase),
+    ("lets play", InstrAnchor::Phrase),
+    ("append", InstrAnchor::Phrase),
+    ("include", InstrAnchor::Phrase),
+    ("insert", InstrAnchor::Phrase),
+    ("mention", InstrAnchor::Phrase),
+    ("when summari", InstrAnchor::Phrase),
+    ("when answering", InstrAnchor::Phrase),
+    ("when responding", InstrAnchor::Phrase),
+    ("while summari", InstrAnchor::Phrase),
     ("reply only", InstrAnchor::Phrase),
     ("answer only", InstrAnchor::Phrase),
     ("new instructions", InstrAnchor::Phrase),
@@ -153,10 +167,10 @@ const STRONG_OBJECTS: &str = r"(?:instructions?|prompts?|directives?|guardrails|
 /// What an override verb may be pointed at after a qualifier such as
 /// "previous" or "all" ("disregard all info"; "ignore rules" alone is
 /// ordinary in tool output).
-const WEAK_OBJECTS: &str = r"(?:directions?|rules|messages?|context|guidelines|constraints|restrictions|commands?|orders|policies|info(?:rmation)?|data|text|content|everything|anything|input|conversation|training)";
+const WEAK_OBJECTS: &str = r"(?:directions?|rules|messages?|context|guidelines|constraints|restrictions|commands?|orders|policies|info(?:rmation)?|data|text|content|everything|anything|input|conversation|training|tasks?|assignments?|requests?)";
 
 /// Words between an override verb and its object.
-const QUALIFIERS: &str = r"(?:all|any|every|each|the|your|my|of|these|those|this|that|previous|prior|above|earlier|preceding|following|below|other|remaining|initial|original|existing|system|safety|and|or|&)";
+const QUALIFIERS: &str = r"(?:all|any|every|each|the|your|my|of|about|these|those|this|that|previous|prior|above|earlier|preceding|following|below|other|remaining|initial|original|existing|system|safety|and|or|&)";
 
 /// The qualifiers that point at the reader's own context.
 const CONTEXT_QUALIFIERS: &str = r"(?:all|any|every|your|these|those|previous|prior|above|earlier|preceding|following|below|other|remaining|initial|original|existing|system|safety)";
@@ -168,8 +182,9 @@ const MACHINE: &str = r"(?:automated|ai(?-u:\b)|a\.i\.|llms?(?-u:\b)|(?:large\s+
 fn phrases() -> Vec<String> {
     let imperative = r"(?:say|print|output|repeat|reply|respond|write|answer|type|return|translate|tell)";
     vec![
-        format!(r"(?:ignore|disregard|forget|override|bypass|skip)\s+(?:{QUALIFIERS}[\s,]+){{0,8}}{STRONG_OBJECTS}(?-u:\b)"),
-        format!(r"(?:ignore|disregard|forget|override|bypass|skip)\s+(?:{QUALIFIERS}[\s,]+){{0,6}}{CONTEXT_QUALIFIERS}[\s,]+(?:{QUALIFIERS}[\s,]+){{0,4}}{WEAK_OBJECTS}(?-u:\b)"),
+        format!(r"(?:ignore|disregard|forget|override|bypass|skip|abandon|discard|erase)\s+(?:{QUALIFIERS}[\s,]+){{0,8}}{STRONG_OBJECTS}(?-u:\b)"),
+        r"(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|previous|prior|preceding|earlier)\s*(?:and|[,.;:!-]|$)".into(),
+        format!(r"(?:ignore|disregard|forget|override|bypass|skip|abandon|discard|erase)\s+(?:{QUALIFIERS}[\s,]+){{0,6}}{CONTEXT_QUALIFIERS}[\s,]+(?:{QUALIFIERS}[\s,]+){{0,4}}{WEAK_OBJECTS}(?-u:\b)"),
         r"(?:ignore|disregard|forget|skip)\s+the\s+rest\s+of\s+(?:this|the|these|that|my|your)(?-u:\b)".into(),
         r"(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all(?:\s+that)?|anything|what)\s+(?:before|above|earlier|previously|so\s+far|(?:i|you|we)\s+(?:said|told|wrote|discussed|mentioned|asked))(?-u:\b)".into(),
         r"now,?\s+you\s+are\s+(?:a|an|the|my|going\s+to|acting|no\s+longer|in)(?-u:\b)".into(),
@@ -178,7 +193,11 @@ fn phrases() -> Vec<String> {
         r"now (?:write|say|answer|tell)(?-u:\b)".into(),
         r"(?:respond|reply|answer) only\s+(?:with|in|using)(?-u:\b)".into(),
         r"you are now\s+(?:a|an|the|in|acting|free|no longer|unrestricted|dan|my|going to|jailbroken|developer)(?-u:\b)".into(),
-        r"new instructions\s*:".into(),
+        r"new instructions(?:\s*[:#\]>!-]|\s+(?:are|follow|below)(?-u:\b))".into(),
+        r"imagine\s+(?:you\s+are|that\s+you\s+are|you're|being)(?-u:\b)".into(),
+        r"let'?s play a game(?-u:\b)".into(),
+        r"(?:append|include|insert|mention)(?-u:\b)[^\n]{0,80}?(?-u:\b)(?:in|to|at)\s+(?:the\s+(?:end|start|beginning)\s+of\s+)?(?:your|each|every)\s+(?:response|answer|reply|output|summary|message)s?(?-u:\b)".into(),
+        r"(?:when|while)\s+(?:summari[sz]ing|answering|responding)(?-u:\b)".into(),
         r"your (?:new|real|true|actual) (?:instructions?|task|goal|role|objective|job|purpose|orders)(?-u:\b)".into(),
         r"your (?:instructions|task) (?:is|are) (?:now|to)(?-u:\b)".into(),
         r"system prompt".into(),
@@ -311,12 +330,15 @@ pub(crate) fn sentence_start(text: &str, start: usize) -> usize {
     i
 }
 
-/// The start of the line holding a role marker at `start`, if only spaces
-/// or tabs (at most 32) precede the marker on it; `usize::MAX` otherwise.
+/// The start of the line holding a role marker at `start`, if only spaces,
+/// tabs or markdown (`#`, `>`, `*`, `-`, `=`; at most 32 bytes) precede the
+/// marker on it; `usize::MAX` otherwise.
 pub(crate) fn line_start_of_marker(text: &str, start: usize) -> usize {
     let bytes = text.as_bytes();
     let mut i = start;
-    while i > 0 && start - i < 32 && matches!(bytes[i - 1], b' ' | b'\t') {
+    // Markdown and quoting in front of a marker (`### Human:`, `> System:`)
+    // still put it at the start of the line.
+    while i > 0 && start - i < 32 && matches!(bytes[i - 1], b' ' | b'\t' | b'#' | b'>' | b'*' | b'-' | b'=') {
         i -= 1;
     }
     if i == 0 || bytes[i - 1] == b'\n' { i } else { usize::MAX }
