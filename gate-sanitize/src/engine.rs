@@ -244,9 +244,7 @@ pub(crate) struct Engine {
     actions: Vec<Vec<Action>>,
     secrets: Vec<Option<CompiledSecret>>,
     gitleaks: gitleaks::Rules,
-    /// Whether any gitleaks rule is on (so a scan needs window state).
-    gitleaks_on: bool,
-    /// How many gitleaks rules are on.
+    /// How many gitleaks rules are on (none: a scan keeps no windows).
     gitleaks_count: usize,
     custom: Vec<CustomRule>,
     allow_hosts: Vec<String>,
@@ -458,7 +456,6 @@ impl Engine {
             actions,
             secrets,
             gitleaks: gitleaks::Rules::new(),
-            gitleaks_on: gitleaks_count > 0,
             gitleaks_count,
             custom,
             allow_hosts: cfg.allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
@@ -554,7 +551,7 @@ impl Engine {
         // Per gitleaks rule, the window its hits have opened so far; a hit
         // beyond it runs the rule over it and opens the next.
         let mut windows: Vec<Option<gitleaks::Window>> = Vec::new();
-        if self.gitleaks_on {
+        if self.gitleaks_count > 0 {
             windows.resize(gitleaks::RULES.len(), None);
         }
         for &(start, end, pid) in &hits {
