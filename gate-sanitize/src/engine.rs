@@ -244,7 +244,7 @@ pub(crate) struct Engine {
     actions: Vec<Vec<Action>>,
     secrets: Vec<Option<CompiledSecret>>,
     gitleaks: gitleaks::Rules,
-    /// How many gitleaks rules are on (none: a scan keeps no windows).
+    /// How many gitleaks rules are on.
     gitleaks_count: usize,
     custom: Vec<CustomRule>,
     allow_hosts: Vec<String>,
@@ -485,12 +485,23 @@ impl Engine {
         })
     }
 
-    pub(crate) fn sanitize(&self, text: &str, echoes: &[&str]) -> Sanitized {
-        let mut cands = self.detect(text);
+    pub(crate) fn sanitize(&self, text: Cow<'_, str>, echoes: &[&str]) -> Sanitized {
+        let mut cands = self.detect(&text);
         if self.enabled.echo {
-            reflect::echoes(text, echoes, self.echo_min_chars, &mut cands);
+            reflect::echoes(&text, echoes, self.echo_min_chars, &mut cands);
         }
         let mut findings = resolve(cands);
+        if findings.is_empty() && text.len() <= self.max_len {
+            // Nothing to remove and nothing to cut: the text is its own
+            // rendering (and an owned one is handed back without a copy).
+            let original_len = text.len();
+            return Sanitized {
+                text: text.into_owned(),
+                findings: Vec::new(),
+                original_len,
+            };
+        }
+        let text = &*text;
         let mut rendered = self.render(text, &findings);
         // A placeholder can complete a match that its original text did
         // not (`x.local` followed by a redacted key now ends at `[`), and
@@ -549,16 +560,17 @@ impl Engine {
         };
 
         // Per gitleaks rule, the window its hits have opened so far; a hit
-        // beyond it runs the rule over it and opens the next.
+        // beyond it runs the rule over it and opens the next. Sized on the
+        // first hit: most texts (a short result) have none.
         let mut windows: Vec<Option<gitleaks::Window>> = Vec::new();
-        if self.gitleaks_count > 0 {
-            windows.resize(gitleaks::RULES.len(), None);
-        }
         for &(start, end, pid) in &hits {
             for action in &self.actions[pid] {
                 match *action {
                     Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
                     Action::Gitleaks(i) => {
+                        if windows.is_empty() {
+                            windows.resize(gitleaks::RULES.len(), None);
+                        }
                         let w = gitleaks::window(text, start, end);
                         match windows[i] {
                             Some(open) if w.0 <= open.1 => windows[i] = Some((open.0, w.1.max(open.1))),

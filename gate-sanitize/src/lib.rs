@@ -253,7 +253,14 @@ impl Sanitizer {
 
     /// Sanitizes `text`.
     pub fn sanitize(&self, text: &str) -> Sanitized {
-        self.inner.sanitize(text, &[])
+        self.inner.sanitize(Cow::Borrowed(text), &[])
+    }
+
+    /// [`sanitize`](Self::sanitize) for a text the caller gives away: a
+    /// clean one comes back as it is, without a copy (what a runtime that
+    /// sanitizes every tool result wants).
+    pub fn sanitize_owned(&self, text: String) -> Sanitized {
+        self.inner.sanitize(Cow::Owned(text), &[])
     }
 
     /// Sanitizes `text`, an error returned by a call whose string argument
@@ -265,7 +272,7 @@ impl Sanitizer {
     /// error that quotes it back is the usual carrier of reflected prompt
     /// injection.
     pub fn sanitize_with_echoes(&self, text: &str, echoes: &[&str]) -> Sanitized {
-        self.inner.sanitize(text, echoes)
+        self.inner.sanitize(Cow::Borrowed(text), echoes)
     }
 
     /// The length cap in bytes.
