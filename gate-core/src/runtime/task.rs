@@ -1189,7 +1189,7 @@ impl Task {
                     // A successful call ends the repair episode (rule 1).
                     state.episode_rejections.clear();
                 }
-                let out = self.output(call, value, is_error, replayed);
+                let out = self.output(call, value, effects, is_error, replayed);
                 grow_context(state, &out.text);
                 Step::Return(out)
             }
@@ -1285,24 +1285,19 @@ impl Task {
         }
     }
 
-    fn output(&self, call: &ToolCall, value: Value, is_error: bool, replayed: bool) -> ToolOutput {
+    /// What the model reads of a tool's result. What an `external` tool
+    /// returns was written outside the system: the model is told it is
+    /// data, not instructions (spotlighting).
+    fn output(&self, call: &ToolCall, value: Value, effects: Effects, is_error: bool, replayed: bool) -> ToolOutput {
         let raw = match &value {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
         let text = match &self.gate.inner().result_sanitizer {
-            Some(s) => s.sanitize(&raw).text,
+            Some(s) => s.sanitize_owned(raw).text,
             None => raw,
         };
-        // What an `external` tool returns was written outside the system:
-        // the model is told it is data, not instructions (spotlighting).
-        let external = self
-            .gate
-            .inner()
-            .toolbox
-            .get(&call.name)
-            .is_some_and(|t| t.spec().effects().is_external());
-        let text = if external {
+        let text = if effects.is_external() {
             gate_sanitize::spotlight(&text)
         } else {
             text
