@@ -121,6 +121,9 @@ async fn a_valid_read_only_call_allocates_a_fixed_few_beside_its_arguments() {
         .expect("a gate");
     let small = gate_allocations(&gate, &invoice(3)).await;
     let large = gate_allocations(&gate, &invoice(40)).await;
-    assert!(small <= GATE_ALLOCATIONS_PER_CALL, "{small} allocations per call ({large} with 40 lines)");
+    assert!(
+        small <= GATE_ALLOCATIONS_PER_CALL,
+        "{small} allocations per call ({large} with 40 lines)"
+    );
     assert_eq!(small, large, "the gate's allocations do not grow with the arguments");
 }

@@ -565,7 +565,9 @@ async fn a_results_text_counts_into_the_context_a_repair_replays() {
     let arguments = format!(r#"{{"email": "{}@example.com"}}"#, "a".repeat(400));
     let read = after_read.handle(call("c1", "lookup_customer", &arguments)).await;
     assert!(matches!(read, Step::Return(_)), "{read:?}");
-    after_read.handle(call("c2", "lookup_customer", r#"{"email": 1}"#)).await;
+    after_read
+        .handle(call("c2", "lookup_customer", r#"{"email": 1}"#))
+        .await;
     let replayed = after_read.repair_tokens() - fresh.repair_tokens();
     let expected = gate::budget::estimate_tokens(&arguments) + gate::budget::estimate_tokens(read.model_text());
     assert_eq!(replayed, expected, "the call's arguments and its result's text");

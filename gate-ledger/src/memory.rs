@@ -614,7 +614,9 @@ mod tests {
             ledger.append_decision(decision(id)).await.expect("append");
         }
         let mut tx = ledger.begin().await.expect("begin");
-        tx.append_decisions(&[decision("d5"), decision("d6")]).await.expect("append");
+        tx.append_decisions(&[decision("d5"), decision("d6")])
+            .await
+            .expect("append");
         tx.commit().await.expect("commit");
         let ids: Vec<String> = ledger
             .list_decisions(&Default::default())

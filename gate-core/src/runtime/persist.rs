@@ -146,10 +146,12 @@ where
             // Nothing but a record (a plain success): one statement, as
             // without task state; its id makes sending it again harmless.
             return match writes.decision() {
-                Some(record) => match retrying(patience, "decision record", || store.append_decision(record.clone())).await {
-                    Ok(()) => Committed::Done { writes, revision: None },
-                    Err(e) => Committed::Failed(e),
-                },
+                Some(record) => {
+                    match retrying(patience, "decision record", || store.append_decision(record.clone())).await {
+                        Ok(()) => Committed::Done { writes, revision: None },
+                        Err(e) => Committed::Failed(e),
+                    }
+                }
                 None => Committed::Done { writes, revision: None },
             };
         }
