@@ -11,22 +11,15 @@
 use gate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 use serde_json::Value;
 
+#[path = "../tests/support/neutralized.rs"]
+mod support;
+use support::neutralized;
+
 fn jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("JSON lines"))
         .collect()
-}
-
-fn normalized(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// No four consecutive words of `instruction` survive (as tests/injection.rs).
-fn neutralized(out: &str, instruction: &str) -> bool {
-    let out = normalized(out);
-    let words: Vec<&str> = instruction.split_whitespace().collect();
-    words.len() >= 4 && !words.windows(4).any(|w| out.contains(&w.join(" ")))
 }
 
 fn main() {

@@ -11,6 +11,10 @@
 
 use gate_sanitize::Sanitizer;
 
+#[path = "support/neutralized.rs"]
+mod support;
+use support::neutralized;
+
 const CORPORA: &[(&str, &str)] = &[
     ("promptinject", include_str!("corpus/injection/promptinject.jsonl")),
     (
@@ -24,20 +28,6 @@ fn corpus(text: &str) -> Vec<String> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("one JSON string per line"))
         .collect()
-}
-
-fn normalized(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Whether no four consecutive words of `instruction` survive in `out`.
-fn neutralized(out: &str, instruction: &str) -> bool {
-    let out = normalized(out);
-    let words: Vec<&str> = instruction.split_whitespace().collect();
-    if words.len() < 4 {
-        return !out.contains(&normalized(instruction));
-    }
-    !words.windows(4).any(|w| out.contains(&w.join(" ")))
 }
 
 /// Error texts that quote what they were sent.
