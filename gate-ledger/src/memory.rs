@@ -13,7 +13,6 @@
 //! otherwise grow until it is killed. Ledger records and task state are kept
 //! whole; they are what the guarantees rest on.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::{Mutex, MutexGuard};
@@ -46,7 +45,7 @@ struct Inner {
 impl Inner {
     /// Appends `d` unless its id is already logged; past the bound the
     /// oldest decision makes room.
-    fn append(&mut self, d: Cow<'_, DecisionRecord>) {
+    fn append(&mut self, d: DecisionRecord) {
         let hash = self.id_hasher.hash_one(&d.id);
         let known = self.id_hashes.contains_key(&hash);
         if self.decisions_kept == 0 || known && self.decisions.iter().any(|(h, old)| *h == hash && old.id == d.id) {
@@ -62,7 +61,7 @@ impl Inner {
             }
         }
         *self.id_hashes.entry(hash).or_default() += 1;
-        self.decisions.push_back((hash, d.into_owned()));
+        self.decisions.push_back((hash, d));
     }
 }
 
@@ -224,7 +223,7 @@ impl Backend for MemoryBackend {
     }
 
     async fn append_decision(&self, d: DecisionRecord) -> Res<()> {
-        self.lock().append(Cow::Owned(d));
+        self.lock().append(d);
         Ok(())
     }
 
@@ -443,7 +442,7 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         side.tasks.extend(tasks);
         side.windows.extend(windows);
         for d in decisions {
-            g.append(Cow::Owned(d));
+            g.append(d);
         }
         Box::pin(async { Ok(()) })
     }
