@@ -308,10 +308,18 @@ pub fn new_decision_id() -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
+    decision_id_at(Timestamp::from_millis(i64::try_from(millis).unwrap_or(i64::MAX)))
+}
+
+/// [`new_decision_id`] for a decision made at `at`, for a caller that has
+/// just read the clock (the decision record's own time) and need not read
+/// it again.
+pub fn decision_id_at(at: Timestamp) -> String {
     // 48 bits of milliseconds, big-endian, then the random bits: hex of
     // the 16 bytes is the 12 time digits followed by 20 random ones.
+    let millis = u64::try_from(at.as_millis()).unwrap_or(0);
     let mut bytes = [0u8; 16];
-    bytes[..6].copy_from_slice(&(millis as u64).to_be_bytes()[2..]);
+    bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
     bytes[6..].copy_from_slice(&rand::random::<[u8; 10]>());
     hex::encode(bytes)
 }

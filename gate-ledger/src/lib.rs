@@ -102,7 +102,7 @@ pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_fingerprint, canonical_json, derived_intent_key,
     fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
 };
-pub use ledger::{Ledger, StoreKind, new_decision_id, new_owner_token};
+pub use ledger::{Ledger, StoreKind, decision_id_at, new_decision_id, new_owner_token};
 pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,

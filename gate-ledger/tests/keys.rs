@@ -150,3 +150,13 @@ fn decision_ids_start_with_the_time_and_end_random() {
     let others: std::collections::HashSet<String> = (0..1000).map(|_| gate_ledger::new_decision_id()).collect();
     assert_eq!(others.len(), 1000);
 }
+
+// A decision made at a given time (the record's own `at`) carries that time:
+// 1,764,547,200,000 ms is 0x019ad7358400.
+#[test]
+fn a_decision_id_for_a_given_time_starts_with_that_time() {
+    let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
+    let id = gate_ledger::decision_id_at(at);
+    assert_eq!(&id[..12], "019ad7358400", "{id}");
+    assert_ne!(id, gate_ledger::decision_id_at(at), "the random part differs");
+}

@@ -25,7 +25,7 @@ use gate_budget::{
 };
 use gate_ledger::{
     Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Finish, Lease, LedgerError, State,
-    TaskRecord, TaskState, Timestamp, new_decision_id, new_owner_token,
+    TaskRecord, TaskState, Timestamp, decision_id_at, new_owner_token,
 };
 use serde_json::{Value, json};
 
@@ -718,8 +718,8 @@ impl Task {
             // One writer token and decision id per decision, whatever the
             // number of sends, so a commit that landed unseen is recognised.
             let writer = new_owner_token();
-            let decision_id = new_decision_id();
             let at = inner.store.now();
+            let decision_id = decision_id_at(at);
             let tokens = (choice.tokens > 0).then(|| TokenRequest {
                 user: &self.user,
                 limit: &limit,
@@ -1051,7 +1051,7 @@ impl Task {
             choice,
             None,
             "",
-            &new_decision_id(),
+            &decision_id_at(at),
             at,
             attempt_no,
         )

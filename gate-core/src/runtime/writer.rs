@@ -166,8 +166,14 @@ impl SuccessWriter {
             }
             return;
         }
-        if let Ok(place) = self.shared.space.acquire().await {
-            place.forget();
+        // A free place is the usual case: taken without building a future.
+        match self.shared.space.try_acquire() {
+            Ok(place) => place.forget(),
+            Err(_) => {
+                if let Ok(place) = self.shared.space.acquire().await {
+                    place.forget();
+                }
+            }
         }
         let queued = {
             let mut pending = self.shared.pending();
