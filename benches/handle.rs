@@ -13,73 +13,15 @@ use std::time::{Duration, Instant};
 const BURST: u64 = 1_000;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gate::{Gate, ToolCall, ToolError, tools};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use gate::{Gate, ToolCall};
 
-/// One line of an invoice.
-#[derive(Deserialize, Serialize, JsonSchema)]
-struct Line {
-    /// What was sold.
-    sku: String,
-    /// How many.
-    quantity: u32,
-    /// Price per unit, in cents.
-    unit_cents: u64,
-}
-
-/// The arguments: an invoice to check.
-#[derive(Deserialize, Serialize, JsonSchema)]
-struct Invoice {
-    /// The invoice.
-    id: String,
-    /// The customer.
-    customer_id: String,
-    /// ISO currency code.
-    currency: String,
-    /// Due date.
-    due: String,
-    /// The lines.
-    lines: Vec<Line>,
-}
+#[path = "../tests/support/invoice.rs"]
+mod invoice;
+use invoice::{Billing, Invoice, total};
 
 const ARGUMENTS: &str = r#"{"id": "INV-42", "customer_id": "cus_1", "currency": "EUR", "due": "2026-12-31",
  "lines": [{"sku": "A-1", "quantity": 2, "unit_cents": 1250}, {"sku": "B-7", "quantity": 1, "unit_cents": 990},
            {"sku": "C-3", "quantity": 5, "unit_cents": 100}]}"#;
-
-fn total(invoice: &Invoice) -> u64 {
-    invoice.lines.iter().map(|l| u64::from(l.quantity) * l.unit_cents).sum()
-}
-
-struct Billing;
-
-#[tools]
-impl Billing {
-    /// Total an invoice.
-    #[tool(read_only)]
-    fn invoice_total(
-        &self,
-        /// The invoice.
-        id: String,
-        /// The customer.
-        customer_id: String,
-        /// ISO currency code.
-        currency: String,
-        /// Due date.
-        due: String,
-        /// The lines.
-        lines: Vec<Line>,
-    ) -> Result<u64, ToolError> {
-        let invoice = Invoice {
-            id,
-            customer_id,
-            currency,
-            due,
-            lines,
-        };
-        Ok(total(&invoice))
-    }
-}
 
 fn stores() -> Vec<(String, String)> {
     let dir = std::env::temp_dir().join(format!("gate-bench-handle-{}", std::process::id()));
