@@ -4,7 +4,6 @@
 //! so it can hand it on (as a payment provider's idempotency key, say): that is
 //! how "the agent never double-charges" survives past gate's own ledger.
 
-use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use gate_validate::Validator;
@@ -112,8 +111,7 @@ impl Ctx {
     pub fn intent_key(&self) -> &str {
         self.intent_key.get_or_init(|| match &self.key_source {
             Some(source) => {
-                let arguments = &self.call.arguments;
-                let text = source.validator.validate(arguments).unwrap_or(Cow::Borrowed(arguments));
+                let text = crate::runtime::as_validated(&source.validator, &self.call.arguments);
                 crate::runtime::derived_key(&self.task_id, &self.call.name, &text, &source.key_args)
             }
             None => String::new(),

@@ -10,6 +10,9 @@
 //! arguments), and the runtime asks only where a claim, a failure or an
 //! earlier failure needs them.
 
+use std::borrow::Cow;
+
+use gate_validate::Validator;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -47,6 +50,13 @@ impl CallIdentity {
     pub(super) fn derived_key(&self, task_id: &str, tool: &str) -> String {
         gate_ledger::derived_intent_key(task_id, tool, &self.key_fp)
     }
+}
+
+/// `arguments` as `validator` reads them (an optional field sent as null is
+/// absent), which is what the identities cover; text that does not
+/// validate is read as it was sent.
+pub(crate) fn as_validated<'a>(validator: &Validator, arguments: &'a str) -> Cow<'a, str> {
+    validator.validate(arguments).unwrap_or(Cow::Borrowed(arguments))
 }
 
 /// The key a call of `tool` in `task_id` carries without a declared intent.

@@ -33,7 +33,7 @@ use super::attempt::{self, Attempt};
 use super::budget::closed;
 use super::class::classify;
 use super::gate::Gate;
-use super::identity::{CallIdentity, raw_fingerprint, sha256_hex};
+use super::identity::{CallIdentity, as_validated, raw_fingerprint, sha256_hex};
 use super::log::emit;
 use super::messages;
 use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
@@ -97,8 +97,7 @@ struct Admitted<'c> {
 impl Admitted<'_> {
     /// The arguments as the tool reads them.
     fn arguments(&self) -> &str {
-        self.text
-            .get_or_init(|| self.validator.validate(self.raw).unwrap_or(Cow::Borrowed(self.raw)))
+        self.text.get_or_init(|| as_validated(self.validator, self.raw))
     }
 
     /// Whether the call claims its intent in the ledger before it runs.
