@@ -1,13 +1,16 @@
 //! Provider formats in and out: a model's tool calls parsed into
 //! [`ToolCall`]s, and every [`Step`] rendered as that provider's tool result.
 //!
-//! The formats hang off a small [`Provider`] enum, not off [`Dialect`]:
-//! a dialect is a manifest format, and several dialects send their tools to
-//! the same API (`OpenAi` and `OpenAiStrict`, `Gemini` and
-//! `GeminiJsonSchema`), whose calls and results have one shape whatever the
-//! manifest was. [`Dialect::provider`] maps one to the other. MCP is not a
-//! provider here: its `tools/call` requests and results belong to gate's MCP
-//! server, and [`Step::to_message`] renders its `CallToolResult`.
+//! The formats hang off a small [`Provider`] enum, not off
+//! [`Dialect`](crate::Dialect): a dialect is a manifest format, and several
+//! dialects send their tools to the same API (`OpenAi` and `OpenAiStrict`,
+//! `Gemini` and `GeminiJsonSchema`), whose calls and results have one shape
+//! whatever the manifest was. [`Dialect::provider`](crate::Dialect::provider)
+//! maps one to the other. MCP is not a provider here: its `tools/call`
+//! requests and results belong to gate's MCP server, and [`Step::to_message`]
+//! renders its `CallToolResult`. The enum itself is defined in `gate-model`,
+//! so that a model back end can say which API it speaks
+//! ([`ChatModel::provider`](gate_model::ChatModel::provider)).
 //!
 //! Inbound, each provider's parser takes what a program has at hand, already
 //! parsed as JSON: a whole response, one assistant message (or its content),
@@ -34,7 +37,7 @@
 //! `output`, the convention its SDK documents.
 //!
 //! ```
-//! use gate::provider::{self, Provider};
+//! use gate_core::provider::{self, Provider};
 //! let message = serde_json::json!({
 //!     "role": "assistant",
 //!     "content": [
@@ -59,8 +62,6 @@ use serde_json::{Map, Value};
 
 pub use gate_model::{Provider, UnknownProvider};
 
-#[cfg(doc)]
-use crate::Dialect;
 use crate::runtime::{Step, ToolCall};
 
 /// Every tool call in `value`, a response, message, content list or single

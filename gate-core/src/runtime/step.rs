@@ -40,7 +40,7 @@ impl ToolCall {
     ///
     /// ```
     /// let input = serde_json::json!({"email": "ann@acme.io", "limit": 5});
-    /// let call = gate::ToolCall::from_json("toolu_01", "lookup_customer", &input);
+    /// let call = gate_core::ToolCall::from_json("toolu_01", "lookup_customer", &input);
     /// assert_eq!(call.arguments, r#"{"email":"ann@acme.io","limit":5}"#);
     /// ```
     pub fn from_json(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> Self {
