@@ -57,6 +57,16 @@ fn openai_responses_calls_are_function_call_items_answered_by_call_id() {
         calls(Provider::OpenAiResponses, response),
         [owned("call_9", "lookup_customer", r#"{"email":"a@b.c"}"#)]
     );
+    // A whole input list, messages without a `type` included.
+    let input = json!([
+        {"role": "user", "content": "Find a@b.c"},
+        {"type": "function_call", "call_id": "call_9", "name": "lookup_customer", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_9", "output": "{}"},
+    ]);
+    assert_eq!(
+        calls(Provider::OpenAiResponses, input),
+        [owned("call_9", "lookup_customer", "{}")]
+    );
     let e = error(
         Provider::OpenAiResponses,
         json!([{"type": "function_call", "id": "fc_1", "name": "x", "arguments": "{}"}]),

@@ -4,8 +4,9 @@
 //! [`parse_calls`] takes a whole response (its `output`), a list of items or
 //! one item. Only `function_call` items are calls of the program's own JSON
 //! tools: a `custom_tool_call` (free-form text input) is refused, since gate
-//! cannot validate it, and every other item (messages, reasoning, the calls of
-//! OpenAI's hosted tools, earlier outputs) is skipped. A call is answered by its
+//! cannot validate it, and every other item (messages, with or without a
+//! `type`, reasoning, the calls of OpenAI's hosted tools, earlier outputs) is
+//! skipped, so a whole input list can be read too. A call is answered by its
 //! `call_id` (`call_…`), not by the item's `id` (`fc_…`); `arguments` is the
 //! JSON text the model wrote, kept byte for byte.
 //!
@@ -31,13 +32,13 @@ pub fn parse_calls(value: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     if let Some(output) = object.get("output") {
         return parse_items(READ.array(output, "$.output")?, "$.output");
     }
-    if object.contains_key("type") {
+    if object.contains_key("type") || object.contains_key("role") {
         return Ok(parse_item(value, "$")?.into_iter().collect());
     }
     Err(ProviderError::shape(
         Provider::OpenAiResponses,
         "$",
-        "a response (`output`), a list of items or an item (`type`)",
+        "a response (`output`), a list of items or an item (`type`, or `role` for a message)",
     ))
 }
 
@@ -51,9 +52,10 @@ fn parse_items(items: &[Value], path: &str) -> Result<Vec<ToolCall>, ProviderErr
 
 fn parse_item(item: &Value, path: &str) -> Result<Option<ToolCall>, ProviderError> {
     let item = READ.object(item, path)?;
-    match READ.string(item, "type", path)? {
-        "function_call" => {}
-        "custom_tool_call" => {
+    // An input message may leave out its `type` (`{"role": "user", …}`).
+    match READ.optional_string(item, "type", path)? {
+        Some("function_call") => {}
+        Some("custom_tool_call") => {
             return Err(ProviderError::unsupported(
                 Provider::OpenAiResponses,
                 format!("{path}.type"),
