@@ -54,6 +54,26 @@ enum Command {
     /// Expected tokens of an agent under context replay, with and without retries.
     Cost(cost::Args),
     /// Feed a recorded conversation through the policy.
+    ///
+    /// The transcript is gate's own JSON lines ({"call": …, "result"|"error":
+    /// …}, {"usage": …}, {"task": …}) or a provider's log as kept: an OpenAI
+    /// Chat `messages` array (or a request body holding one) whose assistant
+    /// `tool_calls` are answered by `role: tool` messages, or Anthropic
+    /// `messages` whose `tool_use` blocks are answered by `tool_result` blocks.
+    /// One conversation per file, or one per line; each is one task.
+    ///
+    /// A result without a label is read from its text: it is an error when
+    /// flagged (`is_error`), when it starts with the word "error" or when it
+    /// is a JSON object with an `error` key; the first rule whose phrase it
+    /// contains gives the kind (504/gateway timeout, 502/bad gateway, timed
+    /// out, rate limit/429, unavailable/503, connection refused, connection
+    /// reset, internal/traceback/500, forbidden/401/403, not found/404/does
+    /// not exist, no results, could not parse), and an error no rule matches
+    /// is a refusal with a reason ("payment amount does not add up").
+    ///
+    /// Per call: how the result was read, the failure class, gate's decision,
+    /// the repair tokens gate would have spent and those the transcript spent
+    /// (the model turn that answered a failed call by calling again).
     Replay(replay::Args),
     /// What waits for a person (intents whose outcome is unknown, failed
     /// tasks): list, show, resolve and reopen.

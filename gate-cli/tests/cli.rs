@@ -193,6 +193,171 @@ fn replay_prints_each_decision_and_a_summary() {
     assert_eq!(lines.last().unwrap()["summary"]["calls"], 4);
 }
 
+fn replay_json(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["replay", "--json"];
+    all.extend_from_slice(args);
+    let out = gate(&all, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn column<'a>(lines: &'a [Value], key: &str) -> Vec<&'a str> {
+    lines.iter().filter_map(|l| l[key].as_str()).collect()
+}
+
+#[test]
+fn replay_reads_an_openai_chat_log_and_classifies_unlabelled_errors() {
+    let lines = replay_json(&["--tools", &fixture("tools.mcp.json"), &fixture("openai-chat.json")]);
+    assert_eq!(
+        column(&lines, "read_as"),
+        ["rule:not_found", "ok", "unmatched_error", "rule:timeout", "ok"]
+    );
+    assert_eq!(
+        column(&lines, "class"),
+        [
+            "ambiguous_wrong_target",
+            "none",
+            "structural",
+            "outcome_unknown",
+            "none"
+        ]
+    );
+    // The timed-out charge is failed and reconciled; the charge the model
+    // sent again is never run.
+    assert_eq!(column(&lines, "decision")[2..], ["reject", "fail", "fail"]);
+    let theirs: Vec<u64> = lines[..5]
+        .iter()
+        .map(|l| l["transcript_repair_tokens"].as_u64().unwrap())
+        .collect();
+    assert!(theirs[0] > 0 && theirs[2] > 0 && theirs[3] > 0, "{theirs:?}");
+    assert_eq!((theirs[1], theirs[4]), (0, 0), "successful calls cost no repair");
+    assert!(
+        theirs[3] > theirs[0],
+        "a later repair re-reads a longer context: {theirs:?}"
+    );
+    let summary = &lines[5]["summary"];
+    assert_eq!(summary["tasks"], 1);
+    assert_eq!(summary["calls"], 5);
+    assert_eq!(summary["transcript_repair_tokens"], theirs.iter().sum::<u64>());
+
+    let out = gate(
+        &[
+            "replay",
+            "--tools",
+            &fixture("tools.mcp.json"),
+            &fixture("openai-chat.json"),
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("call_Hx4sD9fL2qW7bN1m") && text.contains("read_as=rule:timeout"),
+        "{text}"
+    );
+    assert!(text.contains("(the transcript spent "), "{text}");
+}
+
+#[test]
+fn replay_reads_an_anthropic_log_with_its_usage_and_error_flags() {
+    let lines = replay_json(&[
+        "--tools",
+        &fixture("tools.mcp.json"),
+        &fixture("anthropic-messages.json"),
+    ]);
+    assert_eq!(column(&lines, "read_as"), ["ok", "unmatched_error", "unmatched_error"]);
+    assert_eq!(column(&lines, "decision"), ["return", "return", "reject"]);
+    assert_eq!(column(&lines, "class")[1], "definitive");
+    // The declined card was answered by a turn of 2,041 + 69 tokens that sent
+    // the same charge again; gate refuses that repeat without running it.
+    let theirs: Vec<u64> = lines[..3]
+        .iter()
+        .map(|l| l["transcript_repair_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(theirs, [0, 2_110, 0]);
+    assert!(
+        lines[2]["text"].as_str().unwrap().contains("already failed"),
+        "{}",
+        lines[2]["text"]
+    );
+}
+
+#[test]
+fn replay_counts_a_task_line_as_the_task_it_starts() {
+    let dir = scratch("replay-tasks");
+    let call = r#"{"call": {"id": "c1", "name": "list_customers", "arguments": {}}, "result": []}"#;
+    for (transcript, tasks) in [
+        (format!("{{\"task\": \"t1\", \"user\": \"u1\"}}\n{call}\n"), 1),
+        (format!("{call}\n"), 1),
+        (format!("{call}\n{{\"task\": \"t2\"}}\n{call}\n"), 2),
+        (
+            format!("{{\"task\": \"t1\"}}\n{call}\n{{\"task\": \"t2\"}}\n{call}\n"),
+            2,
+        ),
+    ] {
+        let path = dir.join("t.jsonl");
+        std::fs::write(&path, &transcript).unwrap();
+        let lines = replay_json(&["--tools", &fixture("tools.mcp.json"), path.to_str().unwrap()]);
+        assert_eq!(lines.last().unwrap()["summary"]["tasks"], tasks, "{transcript}");
+    }
+}
+
+#[test]
+fn replay_reads_an_unlabelled_error_of_its_own_format_by_the_rules() {
+    let dir = scratch("replay-unlabelled");
+    let path = dir.join("t.jsonl");
+    std::fs::write(
+        &path,
+        r#"{"call": {"id": "c1", "name": "lookup_customer", "arguments": {"email": "a@b.c"}}, "error": "Error: 404 Not Found"}"#,
+    )
+    .unwrap();
+    let lines = replay_json(&["--tools", &fixture("tools.mcp.json"), path.to_str().unwrap()]);
+    assert_eq!(lines[0]["read_as"], "rule:not_found");
+    assert_eq!(lines[0]["class"], "ambiguous_wrong_target");
+}
+
+#[test]
+fn replay_refuses_a_transcript_it_cannot_read() {
+    let dir = scratch("replay-bad");
+    let tools = fixture("tools.mcp.json");
+    for (name, transcript, says) in [
+        (
+            "kind.jsonl",
+            r#"{"call": {"id": "c1", "name": "list_customers"}, "error": {"kind": "tiemout"}}"#,
+            "unknown error kind `tiemout`",
+        ),
+        (
+            "orphan.json",
+            r#"[{"role": "tool", "tool_call_id": "call_x", "content": "ok"}]"#,
+            "messages[0]: a tool result for `call_x`",
+        ),
+        (
+            "shape.json",
+            r#"[{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "x"}}]}]"#,
+            "messages[0]: openai: $.tool_calls[0].id",
+        ),
+        (
+            "lines.jsonl",
+            "{\"messages\": []}\nnot json\n",
+            "transcript line 2: not JSON",
+        ),
+        (
+            "format.json",
+            r#"[{"role": "user", "content": "hi"}]"#,
+            "expected \"call\", \"usage\" or \"task\"",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, transcript).unwrap();
+        let format = if name == "format.json" { "gate" } else { "auto" };
+        let out = gate(
+            &["replay", "--tools", &tools, "--format", format, path.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stdout(&out));
+        assert!(stderr(&out).contains(says), "{name}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn reconcile_and_report_work_on_a_store_left_by_a_run() {
     let dir = scratch("reconcile");

@@ -8,7 +8,9 @@
 
 use std::time::Duration;
 
-pub use gate_model::{ChatModel, Message, ModelError, OpenAiCompatible, ScriptedModel, ToolCallRequest, Turn, Usage};
+pub use gate_model::{
+    ChatModel, Message, ModelError, OpenAiCompatible, Provider, ScriptedModel, ToolCallRequest, Turn, Usage,
+};
 use serde::Serialize;
 
 use crate::runtime::{Step, Task, ToolCall};
@@ -67,6 +69,25 @@ pub enum AgentError {
     /// The model back end failed.
     #[error("the model failed: {0}")]
     Model(#[from] ModelError),
+    /// The manifest dialect asked for is not a tool format the back end
+    /// sends: an MCP dialect (a protocol's, not a model API's), or another
+    /// provider's (a `Dialect::Anthropic` manifest for an OpenAI back end).
+    #[error("{}", dialect_mismatch(*.dialect, *.speaks))]
+    Dialect {
+        /// The dialect the run was asked to use.
+        dialect: Dialect,
+        /// The API the back end speaks ([`ChatModel::provider`]).
+        speaks: Option<Provider>,
+    },
+}
+
+fn dialect_mismatch(dialect: Dialect, speaks: Option<Provider>) -> String {
+    match speaks {
+        Some(speaks) if dialect.provider().is_some() => {
+            format!("the model back end takes `{speaks}` tool lists; a manifest in `{dialect}` cannot be sent to it")
+        }
+        _ => format!("`{dialect}` is an MCP tool format, not one a model API takes"),
+    }
 }
 
 /// Limits of a run.
@@ -93,19 +114,35 @@ impl Default for AgentLimits {
 
 /// Runs `task` with `model` from `messages` until the model answers, gate
 /// fails the task, or a limit is reached. `observe` sees each exchange as it
-/// happens (for progress output). Tools are described to the model in OpenAI
-/// Chat format, which [`ChatModel`] back ends take, and only those the task
-/// may call ([`Task::manifest`]). Every turn's latency and usage go to
+/// happens (for progress output).
+///
+/// Tools are described to the model as `dialect`'s manifest of what the task
+/// may call ([`Task::manifest`]): `Dialect::OpenAiStrict` for Structured
+/// Outputs, where a model sends `null` for an absent optional argument (gate
+/// reads it as absent). The dialect must be of the API the back end speaks
+/// ([`ChatModel::provider`]; [`OpenAiCompatible`] takes `Dialect::OpenAi` and
+/// `Dialect::OpenAiStrict`), or [`AgentError::Dialect`] is returned before
+/// the first model call. Every turn's latency and usage go to
 /// [`Task::record_turn`], so the model round trips a repair causes count in
 /// the latency budget.
 pub async fn run(
     task: &mut Task,
     model: &dyn ChatModel,
+    dialect: Dialect,
     mut messages: Vec<Message>,
     limits: AgentLimits,
     observe: &mut (dyn FnMut(&Exchange) + Send),
 ) -> Result<Run, AgentError> {
-    let tools = task.manifest(Dialect::OpenAi)?;
+    let speaks = model.provider();
+    let fits = match (dialect.provider(), speaks) {
+        (None, _) => false,
+        (Some(wanted), Some(speaks)) => wanted == speaks,
+        (Some(_), None) => true,
+    };
+    if !fits {
+        return Err(AgentError::Dialect { dialect, speaks });
+    }
+    let tools = task.manifest(dialect)?;
     let mut exchanges = Vec::new();
     let (mut input_tokens, mut output_tokens) = (0, 0);
     for turn_no in 1..=limits.max_turns {

@@ -13,6 +13,7 @@ mod ctx;
 mod effects;
 mod error;
 pub mod manifest;
+pub mod provider;
 pub mod runtime;
 mod tool;
 mod toolbox;
@@ -24,6 +25,7 @@ pub use ctx::Ctx;
 pub use effects::{Effects, EffectsError};
 pub use error::{BoxError, ToolError};
 pub use manifest::{Dialect, ManifestError};
+pub use provider::{Provider, ProviderError};
 pub use tool::{
     DynamicTool, PreparedCall, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name,
 };

@@ -23,7 +23,7 @@
 //! {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":{"email":"a@b.c"}}]}
 //! {"text":"Found them."}
 //! "#)?;
-//! let tools = serde_json::json!([]); // toolbox.manifest(Dialect::OpenAiChat…)
+//! let tools = serde_json::json!([]); // toolbox.manifest(Dialect::OpenAi)
 //! let mut messages = vec![Message::User("Find a@b.c".into())];
 //! loop {
 //!     let turn = model.next_turn(&messages, &tools).await?;
@@ -46,6 +46,7 @@
 mod error;
 mod message;
 mod openai;
+mod provider;
 mod scripted;
 
 use std::future::Future;
@@ -53,7 +54,8 @@ use std::pin::Pin;
 
 pub use error::ModelError;
 pub use message::{Message, ToolCallRequest, Turn, Usage};
-pub use openai::{DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, OpenAiCompatible, TOOL_ERROR_PREFIX};
+pub use openai::{DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, OpenAiCompatible, TOOL_ERROR_PREFIX, marked_as_error};
+pub use provider::{Provider, UnknownProvider};
 pub use scripted::{ScriptError, ScriptedModel};
 
 /// A boxed, `Send` future: what [`ChatModel::next_turn`] returns, so the trait
@@ -68,14 +70,23 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait ChatModel: Send + Sync {
     /// The model's next turn after `messages`.
     ///
-    /// `tools` is an OpenAI Chat Completions `tools` array, as built by
-    /// `toolbox.manifest(Dialect::OpenAiChat…)`; an empty array or `null`
-    /// offers no tools.
+    /// `tools` is a tool list in the format of [`provider`](Self::provider)
+    /// (for [`OpenAiCompatible`], a Chat Completions `tools` array, as built
+    /// by `toolbox.manifest(Dialect::OpenAi)` or `Dialect::OpenAiStrict`); an
+    /// empty array or `null` offers no tools.
     fn next_turn<'a>(
         &'a self,
         messages: &'a [Message],
         tools: &'a serde_json::Value,
     ) -> BoxFuture<'a, Result<Turn, ModelError>>;
+
+    /// The API whose tool format this back end sends, so an agent loop can
+    /// refuse a manifest of another provider before the first request. `None`
+    /// (the default) means any: the back end does not read the tool list
+    /// ([`ScriptedModel`]) or passes it through unchanged.
+    fn provider(&self) -> Option<Provider> {
+        None
+    }
 }
 
 impl<M: ChatModel + ?Sized> ChatModel for &M {
@@ -85,6 +96,10 @@ impl<M: ChatModel + ?Sized> ChatModel for &M {
         tools: &'a serde_json::Value,
     ) -> BoxFuture<'a, Result<Turn, ModelError>> {
         (**self).next_turn(messages, tools)
+    }
+
+    fn provider(&self) -> Option<Provider> {
+        (**self).provider()
     }
 }
 
@@ -96,6 +111,10 @@ impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
     ) -> BoxFuture<'a, Result<Turn, ModelError>> {
         (**self).next_turn(messages, tools)
     }
+
+    fn provider(&self) -> Option<Provider> {
+        (**self).provider()
+    }
 }
 
 impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
@@ -105,5 +124,9 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
         tools: &'a serde_json::Value,
     ) -> BoxFuture<'a, Result<Turn, ModelError>> {
         (**self).next_turn(messages, tools)
+    }
+
+    fn provider(&self) -> Option<Provider> {
+        (**self).provider()
     }
 }

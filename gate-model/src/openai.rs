@@ -9,11 +9,28 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde_json::{Map, Value, json};
 
-use crate::{BoxFuture, ChatModel, Message, ModelError, ToolCallRequest, Turn, Usage};
+use crate::{BoxFuture, ChatModel, Message, ModelError, Provider, ToolCallRequest, Turn, Usage};
 
 /// Prefix put before the content of an error tool result, since OpenAI's
 /// `role: tool` message has no error flag.
 pub const TOOL_ERROR_PREFIX: &str = "Error: ";
+
+/// The content of an error tool result for an API without an error flag:
+/// prefixed with [`TOOL_ERROR_PREFIX`] unless it already starts with "error"
+/// (any case), so the one bit gate knows is not lost and never doubled.
+///
+/// ```
+/// assert_eq!(gate_model::marked_as_error("card declined"), "Error: card declined");
+/// assert_eq!(gate_model::marked_as_error("ERROR 42"), "ERROR 42");
+/// ```
+pub fn marked_as_error(content: &str) -> std::borrow::Cow<'_, str> {
+    let already_marked = content.get(..5).is_some_and(|head| head.eq_ignore_ascii_case("error"));
+    if already_marked {
+        std::borrow::Cow::Borrowed(content)
+    } else {
+        std::borrow::Cow::Owned(format!("{TOOL_ERROR_PREFIX}{content}"))
+    }
+}
 
 /// Default time allowed for one whole request, connection to last byte.
 /// Generous because long completions are slow; use
@@ -224,6 +241,10 @@ impl ChatModel for OpenAiCompatible {
     fn next_turn<'a>(&'a self, messages: &'a [Message], tools: &'a Value) -> BoxFuture<'a, Result<Turn, ModelError>> {
         Box::pin(self.call(messages, tools))
     }
+
+    fn provider(&self) -> Option<Provider> {
+        Some(Provider::OpenAiChat)
+    }
 }
 
 fn endpoint_for(base_url: &str) -> Result<reqwest::Url, ModelError> {
@@ -355,11 +376,10 @@ fn message_to_openai(message: &Message) -> Value {
             content,
             is_error,
         } => {
-            let already_marked = content.get(..5).is_some_and(|head| head.eq_ignore_ascii_case("error"));
-            let content = if *is_error && !already_marked {
-                format!("{TOOL_ERROR_PREFIX}{content}")
+            let content = if *is_error {
+                marked_as_error(content)
             } else {
-                content.clone()
+                std::borrow::Cow::Borrowed(content.as_str())
             };
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }

@@ -22,6 +22,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 use crate::ToolSpec;
+use crate::provider::Provider;
 
 pub use import::{ImportError, import_tools};
 
@@ -76,6 +77,20 @@ impl Dialect {
             Dialect::GeminiJsonSchema => "gemini-json",
             Dialect::Mcp => "mcp",
             Dialect::Mcp2025_11_25 => "mcp-2025-11-25",
+        }
+    }
+
+    /// The model API this dialect's manifests are sent to, whose tool calls
+    /// and tool results [`crate::provider`] parses and renders; `None` for MCP,
+    /// which is a protocol between a client and a tool server, not a model
+    /// API (its calls and results belong to the MCP server).
+    pub const fn provider(self) -> Option<Provider> {
+        match self {
+            Dialect::OpenAi | Dialect::OpenAiStrict => Some(Provider::OpenAiChat),
+            Dialect::OpenAiResponses => Some(Provider::OpenAiResponses),
+            Dialect::Anthropic | Dialect::AnthropicStrict => Some(Provider::Anthropic),
+            Dialect::Gemini | Dialect::GeminiJsonSchema => Some(Provider::Gemini),
+            Dialect::Mcp | Dialect::Mcp2025_11_25 => None,
         }
     }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::Dialect;
+use crate::provider::{self, Provider, ProviderError};
 
 /// A tool call as a model made it: provider-neutral.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -22,13 +23,39 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// A call from its parts.
+    /// A call from its parts, the arguments as the text the model wrote.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
         }
+    }
+
+    /// A call whose arguments the provider sent as JSON rather than text
+    /// (Anthropic's `input`, Gemini's `args`), taken as they come: serialized
+    /// once, compactly and in their key order, into the text the validator
+    /// reads. Whatever the value is, it is kept: a value that is not an
+    /// object is the validator's to reject, with a message for the model.
+    ///
+    /// ```
+    /// let input = serde_json::json!({"email": "ann@acme.io", "limit": 5});
+    /// let call = gate_core::ToolCall::from_json("toolu_01", "lookup_customer", &input);
+    /// assert_eq!(call.arguments, r#"{"email":"ann@acme.io","limit":5}"#);
+    /// ```
+    pub fn from_json(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    /// Every tool call in `value`, in `provider`'s format: a whole response,
+    /// an assistant message (or its content) or a single call. See
+    /// [`crate::provider`] for the shapes each provider takes.
+    pub fn parse_all(provider: Provider, value: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+        crate::provider::parse_calls(provider, value)
     }
 }
 
@@ -97,6 +124,16 @@ impl Step {
         }
     }
 
+    /// The tool the call named, as the model spelled it (possibly a tool
+    /// that does not exist).
+    pub fn tool_name(&self) -> &str {
+        match self {
+            Step::Return(out) => &out.tool,
+            Step::Reject(f) | Step::Retry(f) => &f.tool,
+            Step::Fail(report) => &report.tool,
+        }
+    }
+
     /// Whether the provider's error flag should be set.
     pub fn is_error(&self) -> bool {
         match self {
@@ -124,27 +161,17 @@ impl Step {
     }
 
     /// The tool-result message for `dialect`, ready to append to the
-    /// conversation. Providers without an error flag (OpenAI, Gemini) get the
-    /// text alone; Gemini's `functionResponse` uses `error` instead of `output`.
+    /// conversation: for a model API, what [`provider::render`] writes for
+    /// [`Dialect::provider`] (OpenAI's text marked `Error: ` for an error,
+    /// Anthropic's `is_error`, Gemini's `error` instead of `output`); for MCP,
+    /// a `CallToolResult` with `isError`. `tool_name` is the name the result
+    /// reports (Gemini's `functionResponse.name`).
     pub fn to_message(&self, dialect: Dialect, tool_name: &str) -> Value {
-        let text = self.model_text();
-        let id = self.call_id();
-        match dialect {
-            Dialect::OpenAi | Dialect::OpenAiStrict => json!({"role": "tool", "tool_call_id": id, "content": text}),
-            Dialect::OpenAiResponses => json!({"type": "function_call_output", "call_id": id, "output": text}),
-            Dialect::Anthropic | Dialect::AnthropicStrict => {
-                json!({"type": "tool_result", "tool_use_id": id, "content": text, "is_error": self.is_error()})
-            }
-            Dialect::Gemini | Dialect::GeminiJsonSchema => {
-                let key = if self.is_error() { "error" } else { "output" };
-                json!({"functionResponse": {"name": tool_name, "id": id, "response": {key: text}}})
-            }
-            Dialect::Mcp => json!({
-                "content": [{"type": "text", "text": text}],
-                "isError": self.is_error(),
-                "resultType": "complete",
-            }),
-            Dialect::Mcp2025_11_25 => json!({"content": [{"type": "text", "text": text}], "isError": self.is_error()}),
+        let content = json!([{"type": "text", "text": self.model_text()}]);
+        match dialect.provider() {
+            Some(provider) => provider::render_named(provider, self, tool_name),
+            None if dialect == Dialect::Mcp2025_11_25 => json!({"content": content, "isError": self.is_error()}),
+            None => json!({"content": content, "isError": self.is_error(), "resultType": "complete"}),
         }
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use gate::agent::{self, AgentLimits, ChatModel, Ending, Exchange, Message, ScriptedModel};
 use gate::ledger::{Resolution, ResolveRequest};
-use gate::{Gate, Step};
+use gate::{Dialect, Gate, Step};
 use serde::Serialize;
 use serde_json::json;
 
@@ -241,6 +241,7 @@ async fn play(
     let run = agent::run(
         &mut task,
         model.as_ref(),
+        Dialect::OpenAi,
         messages(request),
         AgentLimits::default(),
         &mut on_call,
