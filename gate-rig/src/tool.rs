@@ -51,19 +51,19 @@ impl Serve for GateTool {
             )));
         };
         let call = ToolCall::new(self.tools.mint_call_id(), name, args);
-        Reply::Outcome(match self.tools.handle(call).await {
-            Some(step) => outcome(&step),
-            None => Err(ErrorReport::new(
+        match self.tools.handle(call).await {
+            Some(step) => reply(&step),
+            None => Reply::Outcome(Err(ErrorReport::new(
                 ErrorKind::Internal,
                 "gate's handling of the call stopped unexpectedly; the decision log says what it recorded",
-            )),
-        })
+            ))),
+        }
     }
 }
 
 /// What rig carries for `step`: a result the model reads, or, for a
 /// failed task, a cancellation that ends the run.
-pub(crate) fn outcome(step: &Step) -> Result<Outcome, ErrorReport> {
+fn reply(step: &Step) -> Reply {
     let code = format!("gate:{}", step.action().as_str());
     let text = step.model_text();
     let result = match step {
@@ -72,9 +72,9 @@ pub(crate) fn outcome(step: &Step) -> Result<Outcome, ErrorReport> {
         Step::Return(_) => failed(ToolErrorKind::Other, text, code),
         Step::Reject(_) => failed(ToolErrorKind::InvalidArgs, text, code),
         Step::Retry(feedback) => failed(retry_kind(feedback.class), text, code),
-        Step::Fail(_) => return Err(ErrorReport::new(ErrorKind::Cancelled, text).with_code(code)),
+        Step::Fail(_) => return Reply::Outcome(Err(ErrorReport::new(ErrorKind::Cancelled, text).with_code(code))),
     };
-    Ok(Outcome::ToolResult { result })
+    Reply::Outcome(Ok(Outcome::ToolResult { result }))
 }
 
 /// A failed result whose model-visible text is gate's, verbatim (rig
