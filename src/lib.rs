@@ -90,3 +90,8 @@ pub use gate_macros::tools;
 ///
 /// Two tools with the same name are a compile error naming both.
 pub use gate_macros::toolbox;
+
+/// A gate task as rig tools: every call a rig agent makes goes through
+/// gate's validation, policy, ledger and budgets (the `rig` feature).
+#[cfg(feature = "rig")]
+pub use gate_rig as rig;
