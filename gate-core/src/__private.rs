@@ -232,6 +232,23 @@ pub fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
     )
 }
 
+/// What `toolbox!` asks of each entry: a `#[tool]` function's hidden struct,
+/// or `()`, which is what rustc puts in place of a name that did not
+/// resolve. `()` answers too, so that one unknown name stays one error.
+pub trait ToolboxEntry {
+    /// The tool's name (empty for `()`).
+    const NAME: &'static str;
+    /// The tool, ready for a toolbox.
+    fn shared() -> std::sync::Arc<dyn Tool>;
+}
+
+impl ToolboxEntry for () {
+    const NAME: &'static str = "";
+    fn shared() -> std::sync::Arc<dyn Tool> {
+        unreachable!("a toolbox entry that did not resolve fails the compile")
+    }
+}
+
 /// `const` string equality, for the duplicate-name check.
 const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -272,7 +289,8 @@ pub const fn assert_unique_names(tools: &[(&str, &str)]) {
     while i < tools.len() {
         let mut j = 0;
         while j < i {
-            if str_eq(tools[i].0, tools[j].0) {
+            // An empty name is a lookup that failed and was reported already.
+            if !tools[i].0.is_empty() && str_eq(tools[i].0, tools[j].0) {
                 let mut buf = [0u8; DUPLICATE_MESSAGE_CAP];
                 let mut len = push_str(&mut buf, 0, "`");
                 len = push_str(&mut buf, len, tools[j].1);

@@ -98,6 +98,22 @@ pub(super) fn tool_name(attrs: &ToolAttrs, target: &Target<'_>) -> LitStr {
         .unwrap_or_else(|| LitStr::new(&ident.unraw().to_string(), ident.span()))
 }
 
+/// How `toolbox!` reads a free tool's struct (methods are collected by
+/// `into_toolbox` instead).
+pub(super) fn toolbox_entry(target: &Target<'_>, tool_ident: &Ident) -> TokenStream {
+    match target {
+        Target::Free { .. } => quote! {
+            impl ::gate::__private::ToolboxEntry for #tool_ident {
+                const NAME: &'static str = Self::NAME;
+                fn shared() -> ::std::sync::Arc<dyn ::gate::__private::Tool> {
+                    ::std::sync::Arc::new(#tool_ident)
+                }
+            }
+        },
+        Target::Method { .. } => TokenStream::new(),
+    }
+}
+
 /// The hidden struct a tool is: a unit struct with the function's visibility
 /// for free functions, a private wrapper of the shared `self` for methods.
 pub(super) fn tool_struct_decl(target: &Target<'_>, tool_ident: &Ident) -> TokenStream {

@@ -8,7 +8,10 @@ use syn::spanned::Spanned;
 use syn::{Ident, ItemFn, LitStr, Type};
 
 use super::fallback::fallback;
-use super::{Target, args_struct_ident, opt_str, strip_param_helpers, tool_name, tool_struct_decl, tool_struct_ident};
+use super::{
+    Target, args_struct_ident, opt_str, strip_param_helpers, tool_name, tool_struct_decl, tool_struct_ident,
+    toolbox_entry,
+};
 use crate::ast::{Output, ParamKind, ToolFn};
 use crate::attr::{self, ToolAttrs};
 use crate::check::{self, Site};
@@ -165,6 +168,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         Target::Method { .. } => quote!(),
     };
     let tool_struct = tool_struct_decl(target, &tool_ident);
+    let entry = toolbox_entry(target, &tool_ident);
 
     quote! {
         #[doc(hidden)]
@@ -196,6 +200,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             }
         }
 
+        #entry
         impl ::gate::__private::Tool for #tool_ident {
             fn spec(&self) -> &::gate::__private::ToolSpec {
                 static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();

@@ -34,10 +34,14 @@ pub(crate) fn toolbox(input: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return cx.into_compile_errors();
     }
-    let checks = duplicate_name_check(tools.iter().map(|(t, label)| (t.clone(), label.clone())));
+    let checks = duplicate_name_check(
+        tools
+            .iter()
+            .map(|(t, label)| (quote!(<#t as ::gate::__private::ToolboxEntry>), label.clone())),
+    );
     let constructors = tools
         .iter()
-        .map(|(t, _)| quote!(::std::sync::Arc::new(#t {}) as ::std::sync::Arc<dyn ::gate::__private::Tool>));
+        .map(|(t, _)| quote!(<#t as ::gate::__private::ToolboxEntry>::shared()));
     quote! {{
         #(#aliases)*
         #checks
