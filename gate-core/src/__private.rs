@@ -232,8 +232,25 @@ pub fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
     )
 }
 
-/// `const` string equality, for `toolbox!`'s compile-time duplicate check.
-pub const fn str_eq(a: &str, b: &str) -> bool {
+/// What `toolbox!` asks of each entry: a `#[tool]` function's hidden struct,
+/// or `()`, which is what rustc puts in place of a name that did not
+/// resolve. `()` answers too, so that one unknown name stays one error.
+pub trait ToolboxEntry {
+    /// The tool's name (empty for `()`).
+    const NAME: &'static str;
+    /// The tool, ready for a toolbox.
+    fn shared() -> std::sync::Arc<dyn Tool>;
+}
+
+impl ToolboxEntry for () {
+    const NAME: &'static str = "";
+    fn shared() -> std::sync::Arc<dyn Tool> {
+        unreachable!("a toolbox entry that did not resolve fails the compile")
+    }
+}
+
+/// `const` string equality, for the duplicate-name check.
+const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
@@ -246,4 +263,53 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// The room for a duplicate-name message; longer labels are cut.
+const DUPLICATE_MESSAGE_CAP: usize = 512;
+
+/// Appends `text` to `buf` from `len` on, as far as it fits.
+const fn push_str(buf: &mut [u8; DUPLICATE_MESSAGE_CAP], len: usize, text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && len + i < DUPLICATE_MESSAGE_CAP {
+        buf[len + i] = bytes[i];
+        i += 1;
+    }
+    len + i
+}
+
+/// `toolbox!`'s and `#[tools]`' duplicate-name check: `tools` holds each
+/// tool's name and the path the user wrote for it, and a repeated name is a
+/// compile error naming both paths. The macros emit one entry per tool, so
+/// the generated code grows linearly with the toolbox; the pairwise
+/// comparison happens here, once, during constant evaluation.
+pub const fn assert_unique_names(tools: &[(&str, &str)]) {
+    let mut i = 1;
+    while i < tools.len() {
+        let mut j = 0;
+        while j < i {
+            // An empty name is a lookup that failed and was reported already.
+            if !tools[i].0.is_empty() && str_eq(tools[i].0, tools[j].0) {
+                let mut buf = [0u8; DUPLICATE_MESSAGE_CAP];
+                let mut len = push_str(&mut buf, 0, "`");
+                len = push_str(&mut buf, len, tools[j].1);
+                len = push_str(&mut buf, len, "` and `");
+                len = push_str(&mut buf, len, tools[i].1);
+                len = push_str(
+                    &mut buf,
+                    len,
+                    "` have the same tool name; tool names must be unique in a toolbox",
+                );
+                // A label cut inside a multi-byte character is not UTF-8.
+                let message = match core::str::from_utf8(buf.split_at(len).0) {
+                    Ok(message) => message,
+                    Err(_) => "two tools have the same tool name; tool names must be unique in a toolbox",
+                };
+                panic!("{}", message);
+            }
+            j += 1;
+        }
+        i += 1;
+    }
 }

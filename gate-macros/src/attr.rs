@@ -95,27 +95,11 @@ pub(crate) struct ArgAttrs {
     pub(crate) rename: Option<LitStr>,
 }
 
-/// The edit distance between two short strings, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// "unknown key" text that lists the valid keys and suggests the closest.
 pub(crate) fn unknown_key_message(attr: &str, key: &str, valid: &[&str]) -> String {
     let closest = valid
         .iter()
-        .map(|v| (distance(key, v), *v))
+        .map(|v| (strsim::levenshtein(key, v), *v))
         .min()
         .filter(|(d, _)| *d <= 2);
     let hint = closest

@@ -34,6 +34,12 @@ impl Ctxt {
         !self.errors.is_empty()
     }
 
+    /// How many errors have been recorded, so a caller can tell whether one
+    /// item among several added any.
+    pub(crate) fn error_count(&self) -> usize {
+        self.errors.len()
+    }
+
     /// All errors as `compile_error!` invocations.
     pub(crate) fn into_compile_errors(self) -> TokenStream {
         self.errors.into_iter().map(|e| e.to_compile_error()).collect()

@@ -3,8 +3,9 @@
 //! Use them through the `gate` crate, which documents them. This file only
 //! dispatches: `attr.rs` parses attribute arguments, `ast.rs` builds a
 //! borrowed model of the function, `check.rs` holds the rules that span
-//! several attributes, `expand.rs` generates code, and `ctxt.rs` collects every
-//! error so one compile shows them all.
+//! several attributes, `expand/` generates code (a file per macro),
+//! `lookup.rs` lets `toolbox!` find a tool by the function's own name, and
+//! `ctxt.rs` collects every error so one compile shows them all.
 #![forbid(unsafe_code)]
 
 mod ast;
@@ -12,6 +13,7 @@ mod attr;
 mod check;
 mod ctxt;
 mod expand;
+mod lookup;
 
 use proc_macro::TokenStream;
 

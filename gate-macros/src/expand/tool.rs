@@ -1,0 +1,252 @@
+//! `#[tool]` on a function, and the code every tool gets (`generate`),
+//! which `#[tools]` reuses for methods.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Ident, ItemFn, LitStr, Type};
+
+use super::fallback::fallback;
+use super::{
+    Target, args_struct_ident, opt_str, strip_param_helpers, tool_name, tool_struct_decl, tool_struct_ident,
+    toolbox_entry,
+};
+use crate::ast::{Output, ParamKind, ToolFn};
+use crate::attr::{self, ToolAttrs};
+use crate::check::{self, Site};
+use crate::ctxt::Ctxt;
+use crate::lookup;
+
+/// `#[tool(...)] fn ...`
+pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let mut func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            cx.error_at(Span::call_site(), "`#[tool]` goes on a function; for methods, put `#[tools]` on the impl block and `#[tool]` on each method");
+            let errors = cx.into_compile_errors();
+            return quote!(#item #errors);
+        }
+    };
+    let attrs = attr::parse_tool_attrs(&mut cx, args);
+    let original = func.clone();
+    let model = ToolFn::from_syn(&mut cx, &original.sig, &original.attrs);
+    check::check(&mut cx, &model, &attrs, Span::call_site(), Site::Free);
+    strip_param_helpers(&mut func.sig);
+    let target = Target::Free {
+        vis: &original.vis,
+        ident: &original.sig.ident,
+    };
+    let generated = match (cx.has_errors(), model.receiver) {
+        // A method inside a plain impl: no items can be generated there.
+        (true, Some(_)) => TokenStream::new(),
+        (true, None) => fallback(&target, &attrs),
+        (false, _) => generate(&model, &attrs, &target),
+    };
+    // Emitted even when the tool has errors, so `toolbox!` still finds it.
+    let alias = match model.receiver {
+        Some(_) => TokenStream::new(),
+        None => lookup::alias(&original.vis, &original.sig.ident),
+    };
+    let errors = cx.into_compile_errors();
+    quote!(#func #generated #alias #errors)
+}
+
+/// The real expansion: argument struct, tool struct, `Tool` impl.
+pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> TokenStream {
+    let tool_ident = tool_struct_ident(target);
+    let args_ident = args_struct_ident(target);
+    let name = tool_name(attrs, target);
+    let description = attrs
+        .description
+        .clone()
+        .unwrap_or_else(|| LitStr::new(model.docs.as_deref().unwrap_or_default(), Span::call_site()));
+    let title = opt_str(&attrs.title);
+    let discovery = opt_str(&attrs.discovery);
+    let widen = opt_str(&attrs.widen);
+    let scopes = attrs.scopes.clone().unwrap_or_default();
+    let mut effects = quote!(::gate::__private::Effects::new());
+    for (flag, method) in [
+        (attrs.read_only, "read_only"),
+        (attrs.idempotent, "idempotent"),
+        (attrs.writes, "writes"),
+        (attrs.destructive, "destructive"),
+        (attrs.external, "external"),
+        (attrs.keyed, "keyed"),
+    ] {
+        if flag.is_some() {
+            let method = Ident::new(method, Span::call_site());
+            effects = quote!(#effects.#method());
+        }
+    }
+    // `check.rs` refused a malformed, zero or overlong timeout already.
+    let timeout_ms = match attrs.timeout.as_ref().and_then(|t| t.millis) {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    let key_args: Vec<String> = model
+        .args()
+        .filter(|(_, a, _)| a.key.is_some())
+        .map(|(p, _, _)| p.json_name())
+        .collect();
+
+    // The argument struct is generic over its field types, so its derived
+    // impls cannot fail; it is used only as `Args<<T as ToolArg>::Checked, …>`
+    // with each projection spanned on the user's type. A type that is not a
+    // valid argument fails there, once, with ToolArg's message, and becomes an
+    // error type that silences every later use.
+    let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
+    let fields = model.args().zip(&type_params).map(|((p, a, docs), param)| {
+        let ident = p.ident;
+        let doc = docs.as_ref().map(|d| quote!(#[doc = #d]));
+        let default = a.default.map(|_| quote!(#[serde(default)]));
+        let rename = a.rename.as_ref().map(|r| quote!(#[serde(rename = #r)]));
+        quote!(#doc #default #rename #ident: #param)
+    });
+    let checked_types = model.args().map(|(p, _, _)| {
+        let ty = p.ty;
+        quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
+    });
+    let args_type = quote!(#args_ident<#(#checked_types),*>);
+    let defaults = model.args().filter(|(_, a, _)| a.default.is_some()).map(|(p, _, _)| {
+        let ty = p.ty;
+        let json_name = p.json_name();
+        quote! {
+            ::gate::__private::set_default(&mut schema, #json_name, {
+                #[allow(unused_imports)]
+                use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};
+                (&::gate::__private::DefaultProbe::<#ty>::new()).default_json()
+            });
+        }
+    });
+    let arg_checks = model.args().map(|(p, _, _)| {
+        let ty = p.ty;
+        quote_spanned!(ty.span()=> ::gate::__private::assert_tool_arg::<#ty>();)
+    });
+    // Derives copy bounds declared here into their impls; `#[arg(default)]`
+    // fields need `Default`, which schemars' derive does not infer.
+    let type_param_decls = model
+        .args()
+        .zip(&type_params)
+        .map(|((_, a, _), param)| match a.default {
+            Some(_) => quote!(#param: ::core::default::Default),
+            None => quote!(#param),
+        });
+    let call_args = model.params.iter().map(|p| match &p.kind {
+        ParamKind::Arg { .. } => {
+            let ident = p.ident;
+            quote!(__args.#ident)
+        }
+        ParamKind::Ctx { .. } => match p.ty {
+            Type::Reference(_) => quote!(__ctx),
+            _ => quote!(::core::clone::Clone::clone(__ctx)),
+        },
+    });
+    let call_args: Vec<TokenStream> = call_args.collect();
+    let invoke = match target {
+        Target::Free { ident, .. } => quote!(#ident(#(#call_args),*)),
+        Target::Method { self_ty, ident, .. } => quote!(<#self_ty>::#ident(&self.0, #(#call_args),*)),
+    };
+    let invoke = if model.sig.asyncness.is_some() {
+        quote!(#invoke.await)
+    } else {
+        invoke
+    };
+    let convert = match &model.output {
+        Output::Value(None) => quote!(::gate::__private::ToolOutput::into_output(__ret)),
+        Output::Value(Some(ty)) => quote_spanned!(ty.span()=> ::gate::__private::ToolOutput::into_output(__ret)),
+        Output::Result(whole) => quote_spanned!(whole.span()=> ::gate::__private::result_into(__ret)),
+        Output::ResultAlias(ty) => quote_spanned!(ty.span()=> ::gate::__private::ToolResult::into_result(__ret)),
+    };
+    let display = match target {
+        Target::Free { ident, .. } => ident.unraw().to_string(),
+        Target::Method { type_ident, ident, .. } => format!("{}::{}", type_ident.unraw(), ident.unraw()),
+    };
+    let vis = match target {
+        Target::Free { vis, .. } => quote!(#vis),
+        Target::Method { .. } => quote!(),
+    };
+    let tool_struct = tool_struct_decl(target, &tool_ident);
+    let entry = toolbox_entry(target, &tool_ident);
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(::gate::__private::serde::Deserialize, ::gate::__private::schemars::JsonSchema)]
+        #[serde(crate = "::gate::__private::serde", deny_unknown_fields)]
+        #[schemars(crate = "::gate::__private::schemars")]
+        #vis struct #args_ident<#(#type_param_decls),*> {
+            #(#fields),*
+        }
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #tool_struct
+
+        impl #tool_ident {
+            #[doc(hidden)]
+            pub const NAME: &'static str = #name;
+            const _ARGS_ARE_VALID: () = { #(#arg_checks)* };
+
+            /// The one body both `call` and `prepare` run, so a tool's
+            /// future is generated once.
+            fn __run<'a>(&'a self, __owned_ctx: ::gate::__private::Ctx, __args: #args_type) -> ::gate::__private::ToolFuture<'a> {
+                ::std::boxed::Box::pin(async move {
+                    let __ctx = &__owned_ctx;
+                    let __ret = #invoke;
+                    #convert
+                })
+            }
+        }
+
+        #entry
+        impl ::gate::__private::Tool for #tool_ident {
+            fn spec(&self) -> &::gate::__private::ToolSpec {
+                static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
+                SPEC.get_or_init(|| ::gate::__private::spec(
+                    ::gate::__private::MacroSpec {
+                        name: #name,
+                        description: #description,
+                        title: #title,
+                        effects: #effects,
+                        scopes: &[#(#scopes),*],
+                        discovery: #discovery,
+                        widen: #widen,
+                        key_args: &[#(#key_args),*],
+                        timeout_ms: #timeout_ms,
+                        origin: ::core::concat!(::core::module_path!(), "::", #display),
+                    },
+                    {
+                        let mut schema = ::gate::__private::args_schema::<#args_type>();
+                        #(#defaults)*
+                        schema
+                    },
+                ))
+            }
+
+            fn call<'a>(
+                &'a self,
+                __ctx: &'a ::gate::__private::Ctx,
+                __arguments: &'a str,
+            ) -> ::gate::__private::ToolFuture<'a> {
+                match ::gate::__private::parse_args::<#args_type>(__arguments) {
+                    ::core::result::Result::Ok(__args) => self.__run(::core::clone::Clone::clone(__ctx), __args),
+                    ::core::result::Result::Err(error) => ::gate::__private::ready_err(error),
+                }
+            }
+
+            fn prepare<'a>(
+                &'a self,
+                __validator: &::gate::__private::Validator,
+                __arguments: &str,
+            ) -> ::core::option::Option<
+                ::core::result::Result<::gate::__private::PreparedCall<'a>, ::gate::__private::Rejection>,
+            > {
+                ::gate::__private::prepared::<#args_type, _>(__validator, __arguments, move |__ctx, __args| {
+                    self.__run(__ctx, __args)
+                })
+            }
+        }
+    }
+}
