@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use gate::Gate;
+use gate::{Dialect, Gate};
 use gate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
 use gate::ledger::Action;
 use gate::ledger::State;
@@ -144,7 +144,7 @@ async fn through_gates_loop(script: &[Turn]) -> Outcome {
         GateMessage::System(SYSTEM_PROMPT.into()),
         GateMessage::User(REQUEST.into()),
     ];
-    let run = agent::run(&mut task, &model, messages, AgentLimits::default(), &mut |_| {})
+    let run = agent::run(&mut task, &model, Dialect::OpenAi, messages, AgentLimits::default(), &mut |_| {})
         .await
         .expect("the run ends");
     Outcome {
