@@ -109,6 +109,11 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
     });
     let args_type = quote!(#args_ident<#(#checked_types),*>);
+    // `__run` names the user's own types: its signature is checked on its
+    // own, and the `Checked` projection there would repeat the error that
+    // `assert_tool_arg` already gives about a type that is not an argument.
+    let user_types = model.args().map(|(p, _, _)| p.ty);
+    let run_args_type = quote!(#args_ident<#(#user_types),*>);
     let defaults = model.args().filter(|(_, a, _)| a.default.is_some()).map(|(p, _, _)| {
         let ty = p.ty;
         let json_name = p.json_name();
@@ -191,7 +196,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
 
             /// The one body both `call` and `prepare` run, so a tool's
             /// future is generated once.
-            fn __run<'a>(&'a self, __owned_ctx: ::gate::__private::Ctx, __args: #args_type) -> ::gate::__private::ToolFuture<'a> {
+            fn __run<'a>(&'a self, __owned_ctx: ::gate::__private::Ctx, __args: #run_args_type) -> ::gate::__private::ToolFuture<'a> {
                 ::std::boxed::Box::pin(async move {
                     let __ctx = &__owned_ctx;
                     let __ret = #invoke;
