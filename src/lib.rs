@@ -35,6 +35,11 @@
 
 pub use gate_core::*;
 
+/// The MCP server: a [`Gate`] served over stdio or streamable HTTP, every
+/// `tools/call` through the runtime (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use gate_mcp as mcp;
+
 /// Turns a function into an LLM tool.
 ///
 /// ```text
