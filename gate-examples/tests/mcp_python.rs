@@ -170,7 +170,10 @@ fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
         // Over stdio the server is the client's child; its stderr is the client's.
         None => provider_summary(client_stderr.as_bytes()),
         Some((mut server, stderr)) => {
-            let stopped = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap();
+            let stopped = Command::new("kill")
+                .args(["-TERM", &server.id().to_string()])
+                .status()
+                .unwrap();
             assert!(stopped.success());
             let summary = provider_summary(stderr);
             assert!(server.wait().unwrap().success());
@@ -214,7 +217,10 @@ fn check(session: &Session, expected_version: &str) {
     // `writes`: additive, not idempotent.
     assert_eq!(hints("send_receipt"), (no, no, no, yes));
     assert_eq!(hints("refund"), (no, yes, yes, no));
-    assert_eq!(tool("get_invoice")["outputSchema"]["required"], json!(["id", "customer_id", "amount_cents", "currency"]));
+    assert_eq!(
+        tool("get_invoice")["outputSchema"]["required"],
+        json!(["id", "customer_id", "amount_cents", "currency"])
+    );
     // The manifest follows the negotiated revision: a list result has an
     // output schema only from 2026-07-28 on.
     let list_typed = tool("search_customers").get("outputSchema").is_some();
@@ -223,7 +229,10 @@ fn check(session: &Session, expected_version: &str) {
     let valid = session.step("valid");
     assert_eq!(valid["is_error"], false);
     assert_eq!(valid["structured"]["amount_cents"], 12000);
-    assert_eq!(serde_json::from_str::<Value>(valid["text"].as_str().unwrap()).unwrap(), valid["structured"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(valid["text"].as_str().unwrap()).unwrap(),
+        valid["structured"]
+    );
     assert_eq!(valid["meta"]["gate/action"], "return");
 
     let wrong = session.step("wrong_type");
@@ -246,11 +255,17 @@ fn check(session: &Session, expected_version: &str) {
     let text = timeout["text"].as_str().unwrap();
     assert!(text.starts_with("STOP."), "{text}");
     assert!(text.contains("queued for a person to check"), "{text}");
-    assert!(text.contains(&session.resolved_key), "the text names the intent: {text}");
+    assert!(
+        text.contains(&session.resolved_key),
+        "the text names the intent: {text}"
+    );
 
     let again = session.step("charge_again");
     assert_eq!(again["is_error"], false, "{again}");
-    assert_eq!(again["meta"]["gate/action"], "replay", "replayed, not run again: {again}");
+    assert_eq!(
+        again["meta"]["gate/action"], "replay",
+        "replayed, not run again: {again}"
+    );
     assert_eq!(again["structured"]["charge_id"], "ch_001");
     assert_eq!(again["meta"]["gate/task"], timeout["meta"]["gate/task"]);
 

@@ -66,16 +66,25 @@ async fn rmcp_client_sees_the_manifest_and_gate_decisions() {
     let get_invoice = tools.iter().find(|t| t.name == "get_invoice").unwrap();
     assert!(get_invoice.output_schema.is_some());
     let search = tools.iter().find(|t| t.name == "search_customers").unwrap();
-    assert!(search.output_schema.is_none(), "2025-11-25 output schemas are objects only");
+    assert!(
+        search.output_schema.is_none(),
+        "2025-11-25 output schemas are objects only"
+    );
 
     let ok = call(&client, "get_invoice", json!({"invoice_id": "INV-43"}), None).await;
     assert_eq!(ok.is_error, Some(false));
-    assert_eq!(ok.structured_content.as_ref().map(|v| v["customer_id"].clone()), Some(json!("cus_carol")));
+    assert_eq!(
+        ok.structured_content.as_ref().map(|v| v["customer_id"].clone()),
+        Some(json!("cus_carol"))
+    );
 
     let missing = call(&client, "charge_card", json!({"customer_id": "cus_ann"}), None).await;
     assert_eq!(missing.is_error, Some(true));
     let said = text(&missing);
-    assert!(said.contains("amount_cents") && said.contains("invoice_id"), "every missing field at once: {said}");
+    assert!(
+        said.contains("amount_cents") && said.contains("invoice_id"),
+        "every missing field at once: {said}"
+    );
 
     // A named task is a task of its own: the connection's rejection above
     // does not count in it, and its results say which task they ran in.

@@ -287,15 +287,13 @@ fn nameable(tokens: TokenStream, self_ty: Option<&TokenStream>) -> Option<TokenS
         match tree {
             TokenTree::Ident(ident) if ident == "impl" => return None,
             TokenTree::Ident(ident) if ident == "Self" => out.extend(self_ty?.clone()),
-            TokenTree::Punct(p) if p.as_char() == '\'' => {
-                match iter.next() {
-                    Some(TokenTree::Ident(lifetime)) if lifetime == "static" => {
-                        out.push(TokenTree::Punct(p));
-                        out.push(TokenTree::Ident(lifetime));
-                    }
-                    _ => return None,
+            TokenTree::Punct(p) if p.as_char() == '\'' => match iter.next() {
+                Some(TokenTree::Ident(lifetime)) if lifetime == "static" => {
+                    out.push(TokenTree::Punct(p));
+                    out.push(TokenTree::Ident(lifetime));
                 }
-            }
+                _ => return None,
+            },
             TokenTree::Group(group) => {
                 let inner = nameable(group.stream(), self_ty)?;
                 let mut rebuilt = Group::new(group.delimiter(), inner);

@@ -191,27 +191,45 @@ mod tests {
     #[test]
     fn the_protocol_revision_picks_the_dialect() {
         assert_eq!(dialect_for(Some(&ProtocolVersion::V_2026_07_28)), Dialect::Mcp);
-        assert_eq!(dialect_for(Some(&ProtocolVersion::V_2025_11_25)), Dialect::Mcp2025_11_25);
-        assert_eq!(dialect_for(Some(&ProtocolVersion::V_2025_06_18)), Dialect::Mcp2025_11_25);
+        assert_eq!(
+            dialect_for(Some(&ProtocolVersion::V_2025_11_25)),
+            Dialect::Mcp2025_11_25
+        );
+        assert_eq!(
+            dialect_for(Some(&ProtocolVersion::V_2025_06_18)),
+            Dialect::Mcp2025_11_25
+        );
         assert_eq!(dialect_for(None), Dialect::Mcp2025_11_25);
     }
 
     #[test]
     fn arguments_are_taken_as_they_came() {
-        let params = CallToolRequestParams::new("get_invoice")
-            .with_arguments(json!({"invoice_id": 41, "extra": [1, "a"]}).as_object().cloned().unwrap_or_default());
+        let params = CallToolRequestParams::new("get_invoice").with_arguments(
+            json!({"invoice_id": 41, "extra": [1, "a"]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
         let call = tool_call(&RequestId::Number(7), params);
         assert_eq!(call.id, "7");
         assert_eq!(call.name, "get_invoice");
-        assert_eq!(serde_json::from_str::<Value>(&call.arguments).ok(), Some(json!({"invoice_id": 41, "extra": [1, "a"]})));
-        let bare = tool_call(&RequestId::String("r1".into()), CallToolRequestParams::new("list_customers"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&call.arguments).ok(),
+            Some(json!({"invoice_id": 41, "extra": [1, "a"]}))
+        );
+        let bare = tool_call(
+            &RequestId::String("r1".into()),
+            CallToolRequestParams::new("list_customers"),
+        );
         assert_eq!((bare.id.as_str(), bare.arguments.as_str()), ("r1", "{}"));
     }
 
     #[test]
     fn meta_keys_must_be_non_empty_strings() {
         let meta = |v: Value| v.as_object().cloned().unwrap_or_default();
-        let read = CallMeta::read(&meta(json!({"gate/task": "t-1", "gate/intent": "pay INV-42", "other": 3})));
+        let read = CallMeta::read(&meta(
+            json!({"gate/task": "t-1", "gate/intent": "pay INV-42", "other": 3}),
+        ));
         assert_eq!(
             read,
             Ok(CallMeta {

@@ -27,11 +27,19 @@ impl Error {
             rmcp::service::ServerInitializeError::ConnectionClosed(_) => Kind::Closed,
             _ => Kind::Handshake,
         };
-        Error::new(kind, format!("the MCP handshake did not complete: {e}"), Some(Box::new(e)))
+        Error::new(
+            kind,
+            format!("the MCP handshake did not complete: {e}"),
+            Some(Box::new(e)),
+        )
     }
 
     pub(crate) fn internal(e: tokio::task::JoinError) -> Self {
-        Error::new(Kind::Internal, format!("the connection's task ended abnormally: {e}"), Some(Box::new(e)))
+        Error::new(
+            Kind::Internal,
+            format!("the connection's task ended abnormally: {e}"),
+            Some(Box::new(e)),
+        )
     }
 
     fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {

@@ -148,7 +148,9 @@ pub struct Connection {
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("server", &self.server).finish_non_exhaustive()
+        f.debug_struct("Connection")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
     }
 }
 

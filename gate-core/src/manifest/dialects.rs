@@ -162,9 +162,7 @@ pub(crate) fn output_schema(spec: &ToolSpec, dialect: Dialect) -> Result<Option<
     strip_document_keywords(&mut s);
     mcp(&mut s)?;
     let root_type = s.get("type").and_then(Value::as_str);
-    let says_something = s
-        .as_object()
-        .is_some_and(|map| map.keys().any(|k| k != "description"));
+    let says_something = s.as_object().is_some_and(|map| map.keys().any(|k| k != "description"));
     let typed = match dialect {
         Dialect::Mcp2025_11_25 => root_type == Some("object"),
         _ => says_something && root_type != Some("string"),

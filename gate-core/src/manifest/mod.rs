@@ -176,7 +176,12 @@ pub fn tool_definition(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Manif
 /// `structuredContent` exactly when this is `Some`.
 pub fn output_schema(spec: &ToolSpec, dialect: Dialect) -> Result<Option<Value>, ManifestError> {
     dialects::output_schema(spec, dialect).map_err(|p| {
-        ManifestError::new(dialect, Some(spec.name()), &format!("outputSchema{}", p.path), p.message)
+        ManifestError::new(
+            dialect,
+            Some(spec.name()),
+            &format!("outputSchema{}", p.path),
+            p.message,
+        )
     })
 }
 

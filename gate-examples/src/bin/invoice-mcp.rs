@@ -101,7 +101,10 @@ async fn serve(args: &Args, server: &McpServer) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
             eprintln!("invoice-mcp: serving MCP at http://{bound}/mcp");
-            server.serve_http(listener, stop_signal()).await.map_err(|e| e.to_string())
+            server
+                .serve_http(listener, stop_signal())
+                .await
+                .map_err(|e| e.to_string())
         }
     }
 }
