@@ -35,6 +35,11 @@
 
 pub use gate_core::*;
 
+/// The MCP server: a [`Gate`] served over stdio or streamable HTTP, every
+/// `tools/call` through the runtime (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use gate_mcp as mcp;
+
 /// Turns a function into an LLM tool.
 ///
 /// ```text
@@ -69,6 +74,8 @@ pub use gate_core::*;
 /// fingerprint of a call; `#[arg(rename = "...")]` changes the JSON name;
 /// `#[ctx] ctx: &Ctx` receives the call context. Return `T` or
 /// `Result<T, E>` with `T: Serialize` and `E: Into<ToolError>`; sync or async.
+/// When `T` also implements `JsonSchema`, its schema is the tool's result
+/// schema ([`ToolSpec::output_schema`], MCP's `outputSchema`).
 ///
 /// The macro generates hidden items named `__gate_tool_<fn>` and
 /// `__gate_args_<fn>` next to the function, which `toolbox!` refers to.

@@ -158,6 +158,62 @@ pub fn args_schema<T: schemars::JsonSchema>() -> Value {
     schema
 }
 
+/// Finds the JSON Schema of a tool's result from its declared return type:
+/// the `T` of `Result<T, E>`, or the type itself, when it implements
+/// `JsonSchema`; otherwise nothing. Chosen by method resolution on the
+/// concrete type (autoref specialization), as [`DefaultProbe`] is, so a
+/// return type without `JsonSchema` still compiles, untyped.
+pub struct OutputProbe<R>(std::marker::PhantomData<R>);
+
+impl<R> OutputProbe<R> {
+    /// A probe for the return type `R`.
+    pub const fn new() -> Self {
+        OutputProbe(std::marker::PhantomData)
+    }
+}
+
+impl<R> Default for OutputProbe<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen for `Result<T, E>` with `T: JsonSchema`.
+pub trait OutputOfResult {
+    /// The schema of `T`.
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T: schemars::JsonSchema, E> OutputOfResult for &&OutputProbe<Result<T, E>> {
+    fn output_schema(&self) -> Option<Value> {
+        Some(args_schema::<T>())
+    }
+}
+
+/// Chosen for any other return type with `JsonSchema`.
+pub trait OutputOfValue {
+    /// The schema of the type.
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<R: schemars::JsonSchema> OutputOfValue for &OutputProbe<R> {
+    fn output_schema(&self) -> Option<Value> {
+        Some(args_schema::<R>())
+    }
+}
+
+/// Chosen otherwise.
+pub trait OutputUntyped {
+    /// No schema.
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<R> OutputUntyped for OutputProbe<R> {
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("arguments passed validation but did not deserialize; the schema and the type disagree: {0}")]
 struct SchemaTypeMismatch(serde_json::Error);

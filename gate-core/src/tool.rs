@@ -65,6 +65,7 @@ pub struct ToolSpec {
     discovery: Option<String>,
     widen: Option<String>,
     input_schema: Value,
+    output_schema: Option<Value>,
     key_args: Vec<String>,
     timeout: Option<Duration>,
     origin: String,
@@ -142,6 +143,7 @@ impl ToolSpec {
             discovery: None,
             widen: None,
             input_schema,
+            output_schema: None,
             key_args: Vec::new(),
             timeout: None,
             origin,
@@ -172,10 +174,20 @@ impl ToolSpec {
             discovery,
             widen,
             input_schema,
+            output_schema: None,
             key_args,
             timeout,
             origin,
         }
+    }
+
+    /// The JSON Schema (2020-12) of what the tool returns, for MCP's
+    /// `outputSchema`. `#[tool]` sets it when the return type (the `T` of
+    /// `Result<T, E>`) implements `schemars::JsonSchema`; `None` leaves the
+    /// result untyped (plain text for MCP clients).
+    pub fn with_output_schema(mut self, schema: Option<Value>) -> Self {
+        self.output_schema = schema;
+        self
     }
 
     /// A human-readable title (MCP `title`).
@@ -299,6 +311,12 @@ impl ToolSpec {
     /// this schema; manifests are derived from it per provider.
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
+    }
+
+    /// The JSON Schema (2020-12) of the tool's result, when its type is
+    /// known ([`with_output_schema`](Self::with_output_schema)).
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
     }
 
     /// The arguments that form the business fingerprint (empty: all of them).

@@ -131,15 +131,43 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
             refuse_required_recursion(&mut s)?;
             isolate_refs(&mut s)?;
         }
-        Dialect::Mcp | Dialect::Mcp2025_11_25 => {
-            inline_refs(&mut s, Recursion::Keep)?;
-            boolean_schemas_to_objects(&mut s)?;
-            restrict_formats(&mut s, STANDARD_FORMATS)?;
-            // MCP clients forward schemas to providers that reject arrays without `items`.
-            give_tuples_items(&mut s, false)?;
-        }
+        Dialect::Mcp | Dialect::Mcp2025_11_25 => mcp(&mut s)?,
     }
     Ok(s)
+}
+
+/// MCP takes JSON Schema 2020-12 as it is; what its clients cannot take is
+/// references (many inline nothing) and arrays without `items` (they forward
+/// schemas to providers that reject them).
+fn mcp(s: &mut Value) -> Result<(), Problem> {
+    inline_refs(s, Recursion::Keep)?;
+    boolean_schemas_to_objects(s)?;
+    restrict_formats(s, STANDARD_FORMATS)?;
+    give_tuples_items(s, false)
+}
+
+/// The tool's result schema for an MCP dialect, when its result is typed:
+/// the return type has a schema that says more than "any value" or "a
+/// string" (a string result is text already). Protocol revision 2025-11-25
+/// takes only an object at the root; 2026-07-28 takes any schema. Other
+/// dialects have none.
+pub(crate) fn output_schema(spec: &ToolSpec, dialect: Dialect) -> Result<Option<Value>, Problem> {
+    let Some(schema) = spec.output_schema() else {
+        return Ok(None);
+    };
+    if !matches!(dialect, Dialect::Mcp | Dialect::Mcp2025_11_25) {
+        return Ok(None);
+    }
+    let mut s = schema.clone();
+    strip_document_keywords(&mut s);
+    mcp(&mut s)?;
+    let root_type = s.get("type").and_then(Value::as_str);
+    let says_something = s.as_object().is_some_and(|map| map.keys().any(|k| k != "description"));
+    let typed = match dialect {
+        Dialect::Mcp2025_11_25 => root_type == Some("object"),
+        _ => says_something && root_type != Some("string"),
+    };
+    Ok(typed.then_some(s))
 }
 
 /// The passes every JSON-Schema-like dialect starts with. Recursive
@@ -244,6 +272,9 @@ pub(crate) fn definition(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Man
             }
             def.insert("description".into(), json!(spec.description()));
             def.insert("inputSchema".into(), parameters()?);
+            if let Some(output) = output_schema(spec, dialect).map_err(problem(spec, dialect))? {
+                def.insert("outputSchema".into(), output);
+            }
             def.insert("annotations".into(), mcp_annotations(spec));
         }
     }

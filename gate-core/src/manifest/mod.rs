@@ -161,7 +161,8 @@ impl ManifestError {
         self.tool.as_deref()
     }
 
-    /// The JSON Pointer into the tool's input schema (`/properties/tags`).
+    /// The JSON Pointer into the tool's input schema (`/properties/tags`);
+    /// into its result schema, prefixed `outputSchema`.
     pub fn path(&self) -> &str {
         &self.path
     }
@@ -181,6 +182,22 @@ pub fn render<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, dialect: Dialec
 /// One tool's definition in `dialect`.
 pub fn tool_definition(spec: &ToolSpec, dialect: Dialect) -> Result<Value, ManifestError> {
     dialects::definition(spec, dialect)
+}
+
+/// The schema of one tool's result in `dialect` (MCP's `outputSchema`), or
+/// `None` when the dialect has no such field or the result is untyped: the
+/// tool's return type has no schema, says no more than "any value" or "a
+/// string", or (2025-11-25) is not an object. A server sends
+/// `structuredContent` exactly when this is `Some`.
+pub fn output_schema(spec: &ToolSpec, dialect: Dialect) -> Result<Option<Value>, ManifestError> {
+    dialects::output_schema(spec, dialect).map_err(|p| {
+        ManifestError::new(
+            dialect,
+            Some(spec.name()),
+            &format!("outputSchema{}", p.path),
+            p.message,
+        )
+    })
 }
 
 /// Just the transformed input schema of one tool in `dialect`.

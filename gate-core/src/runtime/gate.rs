@@ -83,6 +83,13 @@ impl Gate {
         &self.inner.sanitizer
     }
 
+    /// The sanitizer applied to tool results (`None` when results reach the
+    /// model unsanitized): what a server uses on a structured copy of a
+    /// result so that it carries no more than the result's text does.
+    pub fn result_sanitizer(&self) -> Option<&Sanitizer> {
+        self.inner.result_sanitizer.as_ref()
+    }
+
     /// Writes every decision record still queued and waits until it is in
     /// the store. The records of successful read-only calls are written in
     /// the background, in batches, so that such a call waits for no disk;

@@ -10,10 +10,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// A CRM customer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Customer {
     /// Customer id.
     pub id: String,
@@ -24,7 +25,7 @@ pub struct Customer {
 }
 
 /// An invoice.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Invoice {
     /// Invoice id.
     pub id: String,

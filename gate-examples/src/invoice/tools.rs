@@ -8,9 +8,39 @@
 use std::sync::Arc;
 
 use gate::{Ctx, ToolError, tools};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::backend::{Backend, Customer, Fault, Invoice};
+
+/// What `charge_card` returns: the payment provider's charge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ChargeResult {
+    /// The provider's charge id.
+    pub charge_id: String,
+    /// The invoice paid.
+    pub invoice_id: String,
+    /// `succeeded`.
+    pub status: String,
+}
+
+/// What `send_receipt` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReceiptSent {
+    /// Receipts sent so far, this one included.
+    pub sent: usize,
+}
+
+/// What `refund` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RefundResult {
+    /// The charge refunded.
+    pub charge_id: String,
+    /// Always true: the refund is done (now or before).
+    pub refunded: bool,
+    /// False when this intent had already been refunded.
+    pub first_request: bool,
+}
 
 /// The tools, sharing one backend.
 pub struct InvoiceTools {
@@ -102,7 +132,7 @@ impl InvoiceTools {
         /// The invoice being paid.
         #[arg(key)]
         invoice_id: String,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ChargeResult, ToolError> {
         match self.backend.fault("charge_card") {
             Fault::UnavailableBefore => Err(ToolError::Unavailable),
             Fault::ForbiddenNoBody => Err(ToolError::Forbidden { body: None }),
@@ -112,7 +142,11 @@ impl InvoiceTools {
                 if fault == Fault::TimeoutAfterEffect {
                     return Err(ToolError::Timeout);
                 }
-                Ok(json!({"charge_id": charge.id, "invoice_id": invoice_id, "status": "succeeded"}))
+                Ok(ChargeResult {
+                    charge_id: charge.id,
+                    invoice_id,
+                    status: "succeeded".to_owned(),
+                })
             }
         }
     }
@@ -125,14 +159,16 @@ impl InvoiceTools {
         customer_id: String,
         /// The paid invoice.
         invoice_id: String,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ReceiptSent, ToolError> {
         match self.backend.fault("send_receipt") {
             Fault::UnavailableBefore => Err(ToolError::Unavailable),
             Fault::TimeoutAfterEffect => {
                 self.backend.send_receipt(&customer_id, &invoice_id);
                 Err(ToolError::Timeout)
             }
-            _ => Ok(json!({"sent": self.backend.send_receipt(&customer_id, &invoice_id)})),
+            _ => Ok(ReceiptSent {
+                sent: self.backend.send_receipt(&customer_id, &invoice_id),
+            }),
         }
     }
 
@@ -143,8 +179,12 @@ impl InvoiceTools {
         #[ctx] ctx: &Ctx,
         /// The charge to refund.
         charge_id: String,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<RefundResult, ToolError> {
         let first = self.backend.refund(ctx.intent_key());
-        Ok(json!({"charge_id": charge_id, "refunded": true, "first_request": first}))
+        Ok(RefundResult {
+            charge_id,
+            refunded: true,
+            first_request: first,
+        })
     }
 }

@@ -53,6 +53,58 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     quote!(#func #generated #alias #errors)
 }
 
+/// The expression giving the tool's output schema: a probe on the declared
+/// return type, with a method's `Self` spelled out (the generated items live
+/// outside the impl). A return type that cannot be named there (`impl
+/// Trait`, a borrowed lifetime other than `'static`) has no schema.
+fn output_schema(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
+    let ty = match &model.output {
+        Output::Value(None) => quote!(()),
+        Output::Value(Some(ty)) | Output::Result(ty) | Output::ResultAlias(ty) => quote!(#ty),
+    };
+    let self_ty = match target {
+        Target::Method { self_ty, .. } => Some(quote!(#self_ty)),
+        Target::Free { .. } => None,
+    };
+    match nameable(ty, self_ty.as_ref()) {
+        Some(ty) => quote! {{
+            #[allow(unused_imports)]
+            use ::gate::__private::{OutputOfResult as _, OutputOfValue as _, OutputUntyped as _};
+            (&&::gate::__private::OutputProbe::<#ty>::new()).output_schema()
+        }},
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// `tokens` with `Self` replaced by `self_ty`, or `None` when they hold
+/// `impl`, a non-`'static` lifetime, or `Self` outside a method.
+fn nameable(tokens: TokenStream, self_ty: Option<&TokenStream>) -> Option<TokenStream> {
+    use proc_macro2::{Group, TokenTree};
+    let mut out = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tree) = iter.next() {
+        match tree {
+            TokenTree::Ident(ident) if ident == "impl" => return None,
+            TokenTree::Ident(ident) if ident == "Self" => out.extend(self_ty?.clone()),
+            TokenTree::Punct(p) if p.as_char() == '\'' => match iter.next() {
+                Some(TokenTree::Ident(lifetime)) if lifetime == "static" => {
+                    out.push(TokenTree::Punct(p));
+                    out.push(TokenTree::Ident(lifetime));
+                }
+                _ => return None,
+            },
+            TokenTree::Group(group) => {
+                let inner = nameable(group.stream(), self_ty)?;
+                let mut rebuilt = Group::new(group.delimiter(), inner);
+                rebuilt.set_span(group.span());
+                out.push(TokenTree::Group(rebuilt));
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out.into_iter().collect())
+}
+
 /// The real expansion: argument struct, tool struct, `Tool` impl.
 pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> TokenStream {
     let tool_ident = tool_struct_ident(target);
@@ -173,6 +225,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         Target::Method { .. } => quote!(),
     };
     let tool_struct = tool_struct_decl(target, &tool_ident);
+    let output_schema = output_schema(model, target);
     let entry = toolbox_entry(target, &tool_ident);
 
     quote! {
@@ -227,7 +280,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
                         #(#defaults)*
                         schema
                     },
-                ))
+                ).with_output_schema(#output_schema))
             }
 
             fn call<'a>(

@@ -1,0 +1,252 @@
+//! [`McpServer`], what an operator configures, and [`Connection`], the rmcp
+//! handler each connection (stdio) or session (HTTP) gets.
+//!
+//! A gate task is the unit its guarantees hold over (rejection caps, repair
+//! budgets, the terminal flag, derived intent keys), so the handler's one
+//! piece of state is the task of its connection; everything else lives in
+//! the [`Gate`] and its store, shared by every connection.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gate_core::{Gate, Task};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::convert::{CallMeta, META_TASK, call_tool_result, dialect_for, tool_call, tools};
+
+/// What a server tells every client about its tools, unless
+/// [`McpServer::instructions`] says otherwise.
+pub const DEFAULT_INSTRUCTIONS: &str = "Every tool call is checked and run by gate. A result with isError true tells you what to do next: a rejection names the argument to fix and how; a correction names what to try instead; a text that starts with STOP means the task is over and a person will follow up, so call no further tools. Never repeat a call that failed unchanged.";
+
+/// How many users one connection may name with `gate/user` before further
+/// names are refused: each keeps a task in memory for the connection's life.
+pub const MAX_USERS_PER_CONNECTION: usize = 64;
+
+/// Whether a call's `_meta` may name the user it runs for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MetaUser {
+    /// `gate/user` names the user; without it, the server's user. Right for
+    /// a server whose clients are trusted to say whom they act for (a local
+    /// stdio server, or one behind an authenticating proxy that sets it).
+    #[default]
+    Accept,
+    /// Every call runs as the server's user; a call naming another one is
+    /// refused (`isError`) without running.
+    Refuse,
+}
+
+/// A [`Gate`] served over MCP: the gate, the user its calls run for, and
+/// what the server tells clients.
+///
+/// ```no_run
+/// # async fn demo(gate: gate_core::Gate) -> Result<(), gate_mcp::Error> {
+/// let server = gate_mcp::McpServer::new(gate, "billing-team")
+///     .server_info("billing", "1.0.0")
+///     .grant(["billing:charge"]);
+/// server.serve_stdio().await
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    pub(crate) gate: Gate,
+    user: String,
+    granted: Vec<String>,
+    info: Implementation,
+    instructions: String,
+    meta_user: MetaUser,
+}
+
+impl McpServer {
+    /// Serves `gate`; calls run for `user` (whose repair-token window they
+    /// spend) unless a call names another ([`MetaUser`]).
+    pub fn new(gate: Gate, user: impl Into<String>) -> Self {
+        McpServer {
+            gate,
+            user: user.into(),
+            granted: Vec::new(),
+            info: Implementation::new("gate", env!("CARGO_PKG_VERSION")),
+            instructions: DEFAULT_INSTRUCTIONS.to_owned(),
+            meta_user: MetaUser::default(),
+        }
+    }
+
+    /// The name and version clients see (`serverInfo`; default: `gate` and
+    /// gate-mcp's version).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// What clients are told about using the server (default:
+    /// [`DEFAULT_INSTRUCTIONS`], how to read gate's error results).
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = text.into();
+        self
+    }
+
+    /// Grants `scopes` to every task the server runs: a tool is listed and
+    /// runs only when all its scopes are granted.
+    pub fn grant<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.granted.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether `gate/user` is accepted (default [`MetaUser::Accept`]).
+    pub fn meta_user(mut self, meta_user: MetaUser) -> Self {
+        self.meta_user = meta_user;
+        self
+    }
+
+    /// The gate served.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The handler of one new connection, with a task of its own.
+    pub fn connection(&self) -> Connection {
+        Connection {
+            server: Arc::new(self.clone()),
+            tasks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn open_task(&self, user: &str, id: Option<&str>) -> Task {
+        let task = match id {
+            Some(id) => self.gate.task_with_id(user, id),
+            None => self.gate.task(user),
+        };
+        task.grant(self.granted.iter().cloned())
+    }
+}
+
+/// One connection's (or HTTP session's) rmcp handler: it answers
+/// `tools/list` from the toolbox and runs every `tools/call` through
+/// [`Task::handle`].
+///
+/// Calls that name no task (`gate/task`) share the connection's own task,
+/// one per user, and are handled one at a time; a
+/// call cancelled while it waits for its turn is not run. A call that has
+/// started is never abandoned: its outcome is recorded, since dropping a
+/// side-effecting call halfway would leave its outcome unknown. When the
+/// task has failed, the next call reads it again from the store, so a
+/// person's resolution (`gate reconcile`) takes effect without reconnecting.
+pub struct Connection {
+    server: Arc<McpServer>,
+    /// The connection's task for each user it has run calls for.
+    tasks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Task>>>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a call was answered without running.
+fn refusal(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl Connection {
+    fn connection_task(&self, user: &str) -> Option<Arc<tokio::sync::Mutex<Task>>> {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get(user) {
+            return Some(task.clone());
+        }
+        if tasks.len() >= MAX_USERS_PER_CONNECTION {
+            return None;
+        }
+        let task = Arc::new(tokio::sync::Mutex::new(self.server.open_task(user, None)));
+        tasks.insert(user.to_owned(), task.clone());
+        Some(task)
+    }
+
+    async fn run(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> CallToolResult {
+        let server = &self.server;
+        let meta = match CallMeta::read(&context.meta.0.0) {
+            Ok(meta) => meta,
+            Err(e) => return refusal(e.to_string()),
+        };
+        let user = match (&meta.user, server.meta_user) {
+            (Some(named), MetaUser::Refuse) if *named != server.user => {
+                return refusal(format!(
+                    "this server runs every call as `{}` and does not take `_meta.gate/user`; the call was not run",
+                    server.user
+                ));
+            }
+            (Some(named), MetaUser::Accept) => named.as_str(),
+            _ => server.user.as_str(),
+        };
+        let task = match &meta.task {
+            Some(id) => Arc::new(tokio::sync::Mutex::new(server.open_task(user, Some(id)))),
+            None => match self.connection_task(user) {
+                Some(task) => task,
+                None => {
+                    return refusal(format!(
+                        "this connection already runs calls for {MAX_USERS_PER_CONNECTION} users; name a task with `_meta.gate/task` or open a new connection. The call was not run"
+                    ));
+                }
+            },
+        };
+        let mut task = tokio::select! {
+            task = task.lock() => task,
+            () = context.ct.cancelled() => return refusal("the call was cancelled before it ran; nothing was done".to_owned()),
+        };
+        if task.is_failed() {
+            let id = task.id().to_owned();
+            *task = server.open_task(user, Some(&id));
+        }
+        match &meta.intent {
+            Some(label) => task.intent(label),
+            None => task.clear_intent(),
+        }
+        let dialect = dialect_for(context.protocol_version().as_ref());
+        let step = task.handle(tool_call(&context.id, params)).await;
+        let mut result = call_tool_result(&step, &server.gate, dialect);
+        if let Some(meta) = result.meta.as_mut() {
+            meta.0.insert(META_TASK.to_owned(), Value::from(task.id()));
+        }
+        result
+    }
+}
+
+impl ServerHandler for Connection {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.server.info.clone())
+            .with_instructions(self.server.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let dialect = dialect_for(context.protocol_version().as_ref());
+        // A toolbox the negotiated revision cannot express is the server's
+        // fault, not the call's: a protocol error, with the reason.
+        let listed = tools(&self.server.gate, &self.server.granted, dialect)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListToolsResult::with_all_items(listed))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        Ok(self.run(request, context).await.into())
+    }
+}
