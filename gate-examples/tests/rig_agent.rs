@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use gate::{Dialect, Gate};
 use gate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
 use gate::ledger::Action;
 use gate::ledger::State;
 use gate::rig::GateTools;
+use gate::{Dialect, Gate};
 use gate_examples::invoice::SYSTEM_PROMPT;
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
@@ -144,9 +144,16 @@ async fn through_gates_loop(script: &[Turn]) -> Outcome {
         GateMessage::System(SYSTEM_PROMPT.into()),
         GateMessage::User(REQUEST.into()),
     ];
-    let run = agent::run(&mut task, &model, Dialect::OpenAi, messages, AgentLimits::default(), &mut |_| {})
-        .await
-        .expect("the run ends");
+    let run = agent::run(
+        &mut task,
+        &model,
+        Dialect::OpenAi,
+        messages,
+        AgentLimits::default(),
+        &mut |_| {},
+    )
+    .await
+    .expect("the run ends");
     Outcome {
         actions: run.exchanges.iter().map(|e| e.step.action()).collect(),
         repair_tokens: task.repair_tokens(),
