@@ -10,7 +10,7 @@
 //! error, so the model can act on it.
 //!
 //! ```no_run
-//! use gate_core::{Gate, toolbox};
+//! use gate_core::Gate;
 //! # fn tools() -> gate_core::Toolbox { gate_core::Toolbox::new() }
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let gate = Gate::builder(tools()).store("sqlite:gate.db").build().await?;
