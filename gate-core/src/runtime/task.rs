@@ -201,7 +201,9 @@ impl Choice {
 /// Everything one decision produces.
 struct Settled {
     /// The task's new record, when it changed in more than its context size.
-    task: Option<TaskRecord>,
+    /// Boxed, like `intent`: a settled success carries neither, and the
+    /// struct is moved on every call.
+    task: Option<Box<TaskRecord>>,
     /// The context size the task has grown to: kept in memory even when
     /// the task is not written.
     context_tokens: u64,
@@ -209,18 +211,18 @@ struct Settled {
     step: Step,
     retry_after: Option<Duration>,
     /// How the intent the call held ended, committed with the decision.
-    intent: Option<(Lease, Finish)>,
+    intent: Option<Box<(Lease, Finish)>>,
 }
 
 impl Writes for Settled {
     fn task(&self) -> Option<&TaskRecord> {
-        self.task.as_ref()
+        self.task.as_deref()
     }
     fn decision(&self) -> Option<&DecisionRecord> {
         Some(&self.record)
     }
     fn intent(&self) -> Option<(&Lease, &Finish)> {
-        self.intent.as_ref().map(|(lease, finish)| (lease, finish))
+        self.intent.as_deref().map(|(lease, finish)| (lease, finish))
     }
 }
 
@@ -860,7 +862,8 @@ impl Task {
             };
         }
         let mut settled = self.settle_once(call, admitted, &verdict, &choice, attempt_no);
-        if let Some((lease, finish)) = settled.intent.take() {
+        if let Some(intent) = settled.intent.take() {
+            let (lease, finish) = *intent;
             attempt::finish_alone(store, &lease, finish).await;
         }
         tracing::error!(
@@ -879,7 +882,7 @@ impl Task {
         match settled.task {
             Some(mut task) => {
                 task.revision = revision.unwrap_or(self.stored.revision);
-                self.stored = task;
+                self.stored = *task;
             }
             None => self.stored.state.context_tokens = settled.context_tokens,
         }
@@ -1116,7 +1119,7 @@ impl Task {
                 value,
                 lease: Some(lease),
                 ..
-            } => Some((lease.clone(), Finish::Succeeded(value.clone()))),
+            } => Some(Box::new((lease.clone(), Finish::Succeeded(value.clone())))),
             Verdict::Failed {
                 error,
                 lease: Some(lease),
@@ -1124,10 +1127,10 @@ impl Task {
             } => failed_state.map(|state| {
                 let error_text = choice.error_text.as_deref().unwrap_or_default();
                 let operator_error = messages::operator_cause(error, error_text);
-                (
+                Box::new((
                     lease.clone(),
                     attempt::failure_finish(state, error_text, &operator_error),
-                )
+                ))
             }),
             _ => None,
         };
@@ -1267,12 +1270,14 @@ impl Task {
         let terminal = failure.is_some() || self.stored.terminal;
         let context_tokens = new_state.context_tokens;
         let changed = terminal != self.stored.terminal || state_changed(&self.stored.state, &new_state);
-        let task = changed.then(|| TaskRecord {
-            writer: writer.to_owned(),
-            state: new_state,
-            terminal,
-            failure: failure.or_else(|| self.stored.failure.clone()),
-            ..self.stored.clone()
+        let task = changed.then(|| {
+            Box::new(TaskRecord {
+                writer: writer.to_owned(),
+                state: new_state,
+                terminal,
+                failure: failure.or_else(|| self.stored.failure.clone()),
+                ..self.stored.clone()
+            })
         });
         Settled {
             task,
