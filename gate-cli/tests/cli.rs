@@ -712,3 +712,81 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn manifest_skip_unsupported_converts_the_rest_and_lists_what_it_left_out() {
+    let names = |out: &Output| -> Vec<String> {
+        json_of(out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = names(&gate(&["manifest", "--format", "openai"], None));
+
+    // The catalog has a map, a tuple and an untyped value, which strict mode
+    // cannot express.
+    let refused = [
+        ("set_attributes", "/properties/attributes: maps"),
+        ("move_pallet", "/properties/position: tuples"),
+        ("store_document", "/properties/document: an arbitrary JSON value"),
+    ];
+    let out = gate(&["manifest", "--format", "openai-strict"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    for (tool, at) in refused {
+        assert!(
+            err.contains(&format!("gate manifest: openai-strict: tool `{tool}` at {at}")),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "gate manifest: 3 of {} tools cannot be expressed in openai-strict; --skip-unsupported converts the \
+             other {} and lists the ones it leaves out",
+            all.len(),
+            all.len() - 3
+        )),
+        "{err}"
+    );
+
+    let out = gate(&["manifest", "--format", "openai-strict", "--skip-unsupported"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let converted = names(&out);
+    let expected: Vec<String> = all
+        .iter()
+        .filter(|n| !refused.iter().any(|(tool, _)| tool == n))
+        .cloned()
+        .collect();
+    assert_eq!(converted, expected, "the others, in order");
+    let err = stderr(&out);
+    for (tool, at) in refused {
+        assert!(
+            err.contains(&format!("gate manifest: skipped openai-strict: tool `{tool}` at {at}")),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "gate manifest: converted {} of {} tools to openai-strict; skipped 3 (listed above)",
+            all.len() - 3,
+            all.len()
+        )),
+        "{err}"
+    );
+
+    // Nothing to skip: the flag changes nothing.
+    let plain = gate(&["manifest", "--format", "mcp"], None);
+    let flagged = gate(&["manifest", "--format", "mcp", "--skip-unsupported"], None);
+    assert_eq!(flagged.status.code(), Some(0));
+    assert_eq!(stdout(&flagged), stdout(&plain));
+    assert!(stderr(&flagged).is_empty(), "{}", stderr(&flagged));
+
+    let help = stdout(&gate(&["manifest", "--help"], None));
+    assert!(
+        help.contains("--skip-unsupported") && help.contains("Exit status: 0"),
+        "{help}"
+    );
+}
