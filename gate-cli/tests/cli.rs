@@ -790,3 +790,96 @@ fn manifest_skip_unsupported_converts_the_rest_and_lists_what_it_left_out() {
         "{help}"
     );
 }
+
+/// Every manifest format, by its CLI name.
+const DIALECTS: [&str; 9] = [
+    "openai",
+    "openai-strict",
+    "openai-responses",
+    "anthropic",
+    "anthropic-strict",
+    "gemini",
+    "gemini-json",
+    "mcp",
+    "mcp-2025-11-25",
+];
+
+/// A tool whose `$defs` refer to each other without ever reaching a
+/// property (`A` is `B` or a string, `B` is `A`), beside one that is fine.
+const REF_CYCLE_TOOLS: &str = r##"[
+  {"name": "fine", "description": "Fine.", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+  {"name": "loop", "description": "Loops.", "inputSchema": {"type": "object",
+    "properties": {"x": {"$ref": "#/$defs/A"}},
+    "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/B"}, {"type": "string"}]}, "B": {"$ref": "#/$defs/A"}}}}
+]"##;
+
+#[test]
+fn every_dialect_refuses_a_ref_cycle_the_validator_refuses() {
+    let dir = scratch("ref-cycle");
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, REF_CYCLE_TOOLS).unwrap();
+    let tools = tools.to_str().unwrap();
+
+    // No calls on standard input: the command refuses the tools before it
+    // would read them.
+    let out = gate(&["check", "--tools", tools], None);
+    assert_eq!(out.status.code(), Some(2));
+    let refusal = "reference cycle that never reaches a property or item, through /$defs/A";
+    assert!(stderr(&out).contains(refusal), "{}", stderr(&out));
+
+    for dialect in DIALECTS {
+        let out = gate(&["manifest", "--format", dialect, "--tools", tools], None);
+        assert_eq!(out.status.code(), Some(1), "{dialect}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "gate manifest: {dialect}: tool `loop` at /$defs/A: gate's validator refuses the input schema \
+                 ({refusal}), so no call of this tool could be checked"
+            )),
+            "{dialect}: {err}"
+        );
+
+        let out = gate(
+            &["manifest", "--format", dialect, "--tools", tools, "--skip-unsupported"],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{dialect}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains("\"fine\"") && !text.contains("\"loop\""),
+            "{dialect}: {text}"
+        );
+        // What is printed, `gate check` accepts.
+        let manifest = dir.join(format!("{dialect}.json"));
+        std::fs::write(&manifest, &text).unwrap();
+        let out = gate(
+            &["check", "--tools", manifest.to_str().unwrap()],
+            Some(r#"{"name": "fine", "arguments": {"q": "x"}}"#),
+        );
+        assert_eq!(out.status.code(), Some(0), "{dialect}: {}", stderr(&out));
+    }
+
+    // Only the looping tool: nothing is left to print.
+    let only = dir.join("only.json");
+    let list: Value = serde_json::from_str(REF_CYCLE_TOOLS).unwrap();
+    std::fs::write(&only, serde_json::to_string(&list.as_array().unwrap()[1..]).unwrap()).unwrap();
+    let out = gate(
+        &[
+            "manifest",
+            "--format",
+            "mcp",
+            "--tools",
+            only.to_str().unwrap(),
+            "--skip-unsupported",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("gate manifest: none of the 1 tools can be expressed in mcp; nothing to print"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
