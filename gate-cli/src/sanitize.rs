@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use gate::Sanitizer;
 
-use crate::{UsageError, read_input};
+use crate::UsageError;
+use crate::input::read_text;
 
 /// Arguments of `gate sanitize`.
 #[derive(clap::Args)]
@@ -17,7 +18,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
-    let text = read_input(args.file.as_deref().unwrap_or("-"))?;
+    let text = read_text(args.file.as_deref().unwrap_or("-"))?;
     let sanitized = Sanitizer::default().sanitize(&text);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&sanitized.report())?);

@@ -2,7 +2,7 @@
 //! status (0 success, 1 a negative result, 2 bad input).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
@@ -24,6 +24,29 @@ fn gate(args: &[&str], stdin: Option<&str>) -> Output {
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
+}
+
+/// The command run in `dir` (the temporary directory if `None`) with `stdin`
+/// written from another thread, so a command that exits before reading all of
+/// it (bad input on another argument) neither blocks the test nor fails it
+/// with a broken pipe.
+fn gate_bytes(args: &[&str], stdin: &[u8], dir: Option<&Path>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .args(args)
+        .current_dir(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
 
 fn fixture(name: &str) -> String {
@@ -882,4 +905,107 @@ fn every_dialect_refuses_a_ref_cycle_the_validator_refuses() {
         stderr(&out)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sh -c SCRIPT` with the address space of the command limited to
+/// `limit_mib`: a command that buffered an endless input would fail to
+/// allocate (abort, no exit code) long before it finished.
+#[cfg(target_os = "linux")]
+fn gate_with_memory_limit(limit_mib: u64, args: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" {args}", limit_mib * 1024))
+        .arg(env!("CARGO_BIN_EXE_gate"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+// The issue's own input: `gate check --tools T /dev/zero`, one endless line
+// of NUL bytes, which once grew to 19 GB. It must stop at the line limit,
+// within a memory limit far below what buffering it would take.
+#[cfg(target_os = "linux")]
+#[test]
+fn check_stops_an_endless_line_at_the_limit_with_bounded_memory() {
+    let tools = fixture("tools.mcp.json");
+    let out = gate_with_memory_limit(256, &format!("check --tools '{tools}' /dev/zero"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "gate: line 1 of `/dev/zero` is longer than 4 MiB (4194304 bytes), the most gate reads of one line; \
+         each call must be one JSON line\n"
+    );
+    // Every input that is read whole stops at its limit the same way.
+    for args in [
+        "sanitize /dev/zero".to_owned(),
+        "manifest --format mcp --tools /dev/zero".to_owned(),
+        format!("replay --tools '{tools}' /dev/zero"),
+    ] {
+        let out = gate_with_memory_limit(512, &args);
+        assert_eq!(out.status.code(), Some(2), "{args}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("`/dev/zero` is larger than 64 MiB, the most gate reads of one document; split it"),
+            "{args}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn check_streams_its_calls_and_names_the_line_that_is_too_long() {
+    let tools = fixture("tools.mcp.json");
+    let valid = br#"{"name": "list_customers", "arguments": {}}"#;
+    // A line of exactly the limit is read; one byte more is not.
+    let limit = 4 << 20;
+    let mut at_limit = br#"{"name": "list_customers", "arguments": {}, "pad": ""#.to_vec();
+    at_limit.resize(limit - 2, b'x');
+    at_limit.extend_from_slice(b"\"}");
+    assert_eq!(at_limit.len(), limit);
+    let mut input = [&valid[..], b"\r\n", &at_limit, b"\n"].concat();
+    let out = gate_bytes(&["check", "--tools", &tools], &input, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"ok\":true}\n{\"ok\":true}\n");
+
+    input.truncate(input.len() - 1);
+    input.extend_from_slice(b"x\n");
+    let out = gate_bytes(&["check", "--tools", &tools], &input, None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "{\"ok\":true}\n", "the calls before it are checked");
+    assert_eq!(
+        stderr(&out),
+        "gate: line 2 of standard input is longer than 4 MiB (4194304 bytes), the most gate reads of one line; \
+         each call must be one JSON line\n"
+    );
+
+    // An endless line on standard input: the command stops reading it.
+    let mut child = spawn(&["check", "--tools", &tools]);
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let zeros = vec![0u8; 1 << 16];
+        let mut written = 0usize;
+        while stdin.write_all(&zeros).is_ok() {
+            written += zeros.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 1 of standard input is longer than 4 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(written < 64 << 20, "it stopped reading near the limit: {written} bytes");
+}
+
+#[test]
+fn check_names_a_call_that_is_not_utf8() {
+    let input = b"{\"name\": \"list_customers\", \"arguments\": {}}\n{\"name\": \"list_\xffcustomers\"}\n";
+    let out = gate_bytes(&["check", "--tools", &fixture("tools.mcp.json")], input, None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "gate: call on line 2: not UTF-8 text: invalid byte at offset 15 of the line\n"
+    );
 }
