@@ -1009,3 +1009,28 @@ fn check_names_a_call_that_is_not_utf8() {
         "gate: call on line 2: not UTF-8 text: invalid byte at offset 15 of the line\n"
     );
 }
+
+#[test]
+fn sanitize_replaces_bytes_that_are_not_utf8_and_says_so() {
+    let body = b"upstream said: \xff\xfe\x00garbage from 10.1.2.3\n";
+    let out = gate_bytes(&["sanitize"], body, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("upstream said: \u{FFFD}"), "{text}");
+    assert!(!text.contains("10.1.2.3"), "{text}");
+    assert_eq!(
+        stderr(&out),
+        "gate sanitize: 2 byte(s) that are not UTF-8 were replaced with U+FFFD before sanitizing\n"
+    );
+
+    let out = gate_bytes(&["sanitize", "--json"], body, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["invalid_utf8_replaced"], 2);
+    assert!(!report["findings"].as_array().unwrap().is_empty(), "{report}");
+
+    let out = gate_bytes(&["sanitize", "--json"], b"all text\n", None);
+    assert_eq!(json_of(&out)["invalid_utf8_replaced"], 0);
+    assert!(stderr(&gate_bytes(&["sanitize"], b"all text\n", None)).is_empty());
+}
