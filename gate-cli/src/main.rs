@@ -29,6 +29,7 @@ mod reconcile;
 mod replay;
 mod report;
 mod sanitize;
+mod store;
 
 use std::process::ExitCode;
 

@@ -1034,3 +1034,55 @@ fn sanitize_replaces_bytes_that_are_not_utf8_and_says_so() {
     assert_eq!(json_of(&out)["invalid_utf8_replaced"], 0);
     assert!(stderr(&gate_bytes(&["sanitize"], b"all text\n", None)).is_empty());
 }
+
+#[test]
+fn report_and_reconcile_refuse_a_store_that_does_not_exist() {
+    let dir = scratch("no-store");
+    let commands: [(&[&str], &str); 5] = [
+        (&["report"], "gate report"),
+        (&["reconcile", "list"], "gate reconcile list"),
+        (&["reconcile", "show", "k1"], "gate reconcile show"),
+        (
+            &["reconcile", "resolve", "k1", "--outcome", "succeeded"],
+            "gate reconcile resolve",
+        ),
+        (&["reconcile", "reopen", "t1"], "gate reconcile reopen"),
+    ];
+    for (args, name) in commands {
+        let out = gate_bytes(args, b"", Some(&dir));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "gate: no store `gate.db` in the working directory (the default, --store sqlite:gate.db); \
+                 {name} reads the store a run wrote and does not create an empty one: name it with --store \
+                 sqlite:PATH or --store postgres://…\n"
+            ),
+            "{args:?}"
+        );
+        let missing = dir.join("missing.db");
+        let store = format!("sqlite:{}", missing.display());
+        let mut explicit = args.to_vec();
+        explicit.extend_from_slice(&["--store", &store]);
+        let out = gate_bytes(&explicit, b"", Some(&dir));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "gate: no store `{}` (--store {store}); {name} reads the store a run wrote",
+                missing.display()
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let created: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(created.is_empty(), "no store was created: {created:?}");
+
+    // A store that exists, or one that lives in memory, is opened as before.
+    let out = gate_bytes(&["report", "--store", "memory:"], b"", Some(&dir));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("0 decisions\n"), "{}", stdout(&out));
+    let help = stdout(&gate(&["report", "--help"], None));
+    assert!(help.contains("[default: sqlite:gate.db]"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
