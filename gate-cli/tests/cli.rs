@@ -1086,3 +1086,149 @@ fn report_and_reconcile_refuse_a_store_that_does_not_exist() {
     assert!(help.contains("[default: sqlite:gate.db]"), "{help}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Bytes no one checked: random bytes, a real input of the command with
+/// random bytes spliced in or cut short (so the parsers get past the first
+/// byte), long runs of one byte (NULs, no line break) and lines of them.
+fn hostile_bytes(real: &'static [u8]) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..1024),
+        (
+            any::<prop::sample::Index>(),
+            proptest::collection::vec(any::<u8>(), 0..8),
+            any::<bool>()
+        )
+            .prop_map(move |(at, junk, cut)| {
+                let at = at.index(real.len() + 1);
+                let tail = if cut { &[][..] } else { &real[at..] };
+                [&real[..at], &junk[..], tail].concat()
+            }),
+        (any::<u8>(), 0usize..300_000).prop_map(|(byte, n)| vec![byte; n]),
+        (proptest::collection::vec(any::<u8>(), 1..64), 1usize..2000).prop_map(|(line, n)| {
+            let mut out = Vec::new();
+            for _ in 0..n {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+            }
+            out
+        }),
+    ]
+}
+
+/// What every command owes any input: an exit status it documents (0, 1 or
+/// 2), never a panic or a signal, and a reason on standard error when it
+/// refuses the input.
+fn assert_handled(args: &[&str], out: &Output) {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => assert!(
+            !err.is_empty() || !out.stdout.is_empty(),
+            "{args:?}: exit 1 without saying why"
+        ),
+        Some(2) => assert!(
+            err.starts_with("gate") && err.trim().len() > "gate:".len(),
+            "{args:?}: exit 2 without an error: {err:?}"
+        ),
+        other => panic!("{args:?}: exit {other:?} (101 is a panic, none a signal): {err}"),
+    }
+}
+
+const TOOLS: &[u8] = include_bytes!("fixtures/tools.mcp.json");
+const TRANSCRIPT: &[u8] = include_bytes!("fixtures/transcript.jsonl");
+const OPENAI_CHAT: &[u8] = include_bytes!("fixtures/openai-chat.json");
+const CALLS: &[u8] = b"{\"name\": \"lookup_customer\", \"arguments\": \"{\\\"email\\\": \\\"a@b.c\\\"}\"}\n\
+{\"name\": \"charge_card\", \"arguments\": {\"customer_id\": \"c\", \"amount_cents\": 0}}\n";
+const ERROR_BODY: &[u8] = b"Error: connect to db.internal:5432 failed: password=hunter2\n  at main.rs:10\n";
+
+mod hostile_input {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One input file per test, rewritten for every case.
+    fn input_file(test: &str, bytes: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("gate-cli-{}-hostile-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("input");
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn manifest_tools(bytes in hostile_bytes(TOOLS), dialect in proptest::sample::select(&DIALECTS[..])) {
+            let file = input_file("manifest", &bytes);
+            for skip in [false, true] {
+                let mut args = vec!["manifest", "--format", dialect, "--tools", &file];
+                if skip {
+                    args.push("--skip-unsupported");
+                }
+                assert_handled(&args, &gate_bytes(&args, b"", None));
+            }
+            let args = ["manifest", "--format", dialect, "--tools", "-"];
+            assert_handled(&args, &gate_bytes(&args, &bytes, None));
+        }
+
+        #[test]
+        fn check_tools(bytes in hostile_bytes(TOOLS)) {
+            let file = input_file("check-tools", &bytes);
+            let args = ["check", "--tools", &file];
+            assert_handled(&args, &gate_bytes(&args, CALLS, None));
+        }
+
+        #[test]
+        fn check_calls(bytes in hostile_bytes(CALLS)) {
+            let tools = fixture("tools.mcp.json");
+            let args = ["check", "--tools", &tools];
+            assert_handled(&args, &gate_bytes(&args, &bytes, None));
+            let file = input_file("check-calls", &bytes);
+            let args = ["check", "--tools", &tools, &file];
+            assert_handled(&args, &gate_bytes(&args, b"", None));
+        }
+
+        #[test]
+        fn sanitize(bytes in hostile_bytes(ERROR_BODY), json in any::<bool>()) {
+            let args: &[&str] = if json { &["sanitize", "--json"] } else { &["sanitize"] };
+            let out = gate_bytes(args, &bytes, None);
+            assert_handled(args, &out);
+            prop_assert_eq!(out.status.code(), Some(0), "any bytes are a text to sanitize");
+        }
+
+        #[test]
+        fn replay_transcript(bytes in hostile_bytes(TRANSCRIPT), chat in hostile_bytes(OPENAI_CHAT)) {
+            let tools = fixture("tools.mcp.json");
+            for (name, bytes) in [("replay-gate", &bytes), ("replay-chat", &chat)] {
+                let file = input_file(name, bytes);
+                let args = ["replay", "--tools", &tools, &file];
+                assert_handled(&args, &gate_bytes(&args, b"", None));
+            }
+        }
+
+        #[test]
+        fn replay_tools(bytes in hostile_bytes(TOOLS)) {
+            let file = input_file("replay-tools", &bytes);
+            let args = ["replay", "--tools", &file, "-"];
+            assert_handled(&args, &gate_bytes(&args, TRANSCRIPT, None));
+        }
+
+        // The store file is input too: whatever a file holds, `report` and
+        // `reconcile list` say it is not a store rather than panic.
+        #[test]
+        fn store_file(bytes in proptest::collection::vec(any::<u8>(), 1..4096)) {
+            let dir = std::env::temp_dir().join(format!("gate-cli-{}-hostile-store", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("gate.db");
+            std::fs::write(&file, &bytes).unwrap();
+            let store = format!("sqlite:{}", file.display());
+            for args in [&["report", "--store", &store][..], &["reconcile", "list", "--store", &store][..]] {
+                assert_handled(args, &gate_bytes(args, b"", None));
+            }
+        }
+    }
+}
