@@ -53,6 +53,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
         for e in &refused {
             eprintln!("gate manifest: {e}");
         }
+        if expressible.is_empty() {
+            eprintln!("gate manifest: none of the {total} tools can be expressed in {format}");
+            return Ok(ExitCode::FAILURE);
+        }
         eprintln!(
             "gate manifest: {} of {total} tools cannot be expressed in {format}; --skip-unsupported converts the \
              other {} and lists the ones it leaves out",

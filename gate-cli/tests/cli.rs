@@ -887,6 +887,16 @@ fn every_dialect_refuses_a_ref_cycle_the_validator_refuses() {
     let list: Value = serde_json::from_str(REF_CYCLE_TOOLS).unwrap();
     std::fs::write(&only, serde_json::to_string(&list.as_array().unwrap()[1..]).unwrap()).unwrap();
     let out = gate(
+        &["manifest", "--format", "mcp", "--tools", only.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with("\ngate manifest: none of the 1 tools can be expressed in mcp\n"),
+        "no advice to skip when nothing would be left: {}",
+        stderr(&out)
+    );
+    let out = gate(
         &[
             "manifest",
             "--format",
