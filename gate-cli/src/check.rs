@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use gate::validate::{Validator, unknown_tool};
 use serde_json::{Value, json};
 
-use crate::{UsageError, load_toolbox, read_input};
+use crate::input::Lines;
+use crate::{UsageError, load_toolbox};
 
 /// Arguments of `gate check`.
 #[derive(clap::Args)]
@@ -16,7 +17,8 @@ pub(crate) struct Args {
     #[arg(long)]
     tools: String,
     /// Calls as JSON lines `{"name": ..., "arguments": ...}` (arguments as a
-    /// JSON string or object); `-` or nothing reads standard input.
+    /// JSON string or object); `-` or nothing reads standard input. Read as a
+    /// stream, one line at a time; a line longer than 4 MiB is an error.
     calls: Option<String>,
 }
 
@@ -29,15 +31,24 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
         validators.insert(spec.name().to_owned(), validator);
     }
     let names = toolbox.names();
-    let input = read_input(args.calls.as_deref().unwrap_or("-"))?;
+    let mut lines = Lines::open(args.calls.as_deref().unwrap_or("-"))?;
     let mut any_rejected = false;
-    for (n, line) in input.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    while let Some((n, bytes)) = lines.next_line()? {
+        let line = std::str::from_utf8(bytes).map_err(|e| {
+            UsageError(format!(
+                "call on line {n}: not UTF-8 text: invalid byte at offset {} of the line",
+                e.valid_up_to()
+            ))
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
         let call: Value =
-            serde_json::from_str(line).map_err(|e| UsageError(format!("call on line {}: not JSON: {e}", n + 1)))?;
+            serde_json::from_str(line).map_err(|e| UsageError(format!("call on line {n}: not JSON: {e}")))?;
         let name = call
             .get("name")
             .and_then(Value::as_str)
-            .ok_or_else(|| UsageError(format!("call on line {}: missing \"name\"", n + 1)))?;
+            .ok_or_else(|| UsageError(format!("call on line {n}: missing \"name\"")))?;
         let arguments = match call.get("arguments") {
             Some(Value::String(text)) => text.clone(),
             Some(other) => other.to_string(),

@@ -23,11 +23,13 @@ macro_rules! out {
 mod check;
 mod cost;
 mod html_report;
+mod input;
 mod manifest;
 mod reconcile;
 mod replay;
 mod report;
 mod sanitize;
+mod store;
 
 use std::process::ExitCode;
 
@@ -92,18 +94,9 @@ impl<E: std::fmt::Display> From<E> for UsageError {
     }
 }
 
-/// Reads a file, or standard input for `-`.
-pub(crate) fn read_input(path: &str) -> Result<String, UsageError> {
-    if path == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| UsageError(format!("cannot read standard input: {e}")))
-    } else {
-        std::fs::read_to_string(path).map_err(|e| UsageError(format!("cannot read `{path}`: {e}")))
-    }
-}
-
 /// A tool list in any provider's format, as declared-only tools.
 pub(crate) fn load_toolbox(path: &str) -> Result<Toolbox, UsageError> {
-    let text = read_input(path)?;
+    let text = input::read_text(path)?;
     let document: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| UsageError(format!("`{path}` is not JSON: {e}")))?;
     let mut toolbox = Toolbox::new();

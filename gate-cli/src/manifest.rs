@@ -2,12 +2,19 @@
 
 use std::process::ExitCode;
 
-use gate::Dialect;
+use gate::manifest::{ManifestError, render, tool_definition};
+use gate::{Dialect, ToolSpec};
 
 use crate::{UsageError, load_toolbox};
 
 /// Arguments of `gate manifest`.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Exit status: 0 the manifest was printed; 1 a tool (each is named on standard error) \
+                        or the whole list cannot be expressed in the format; 2 bad input. With \
+                        --skip-unsupported: 0 when at least one tool was converted (or the list is empty), \
+                        1 when none could be or the converted tools exceed a limit of the whole request."
+)]
 pub(crate) struct Args {
     /// Target format: openai, openai-strict, openai-responses, anthropic,
     /// anthropic-strict, gemini, gemini-json, mcp, mcp-2025-11-25.
@@ -17,6 +24,10 @@ pub(crate) struct Args {
     /// convert; `-` reads standard input. Without it, the example toolbox.
     #[arg(long)]
     tools: Option<String>,
+    /// Convert the tools the format can express and leave out the others,
+    /// each listed with its reason on standard error.
+    #[arg(long)]
+    skip_unsupported: bool,
 }
 
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
@@ -28,8 +39,50 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
         Some(path) => load_toolbox(path)?,
         None => gate_examples::catalog::toolbox(),
     };
-    match toolbox.manifest(args.format) {
+    let format = args.format;
+    let mut expressible: Vec<&ToolSpec> = Vec::new();
+    let mut refused: Vec<ManifestError> = Vec::new();
+    for spec in toolbox.specs() {
+        match tool_definition(spec, format) {
+            Ok(_) => expressible.push(spec),
+            Err(e) => refused.push(e),
+        }
+    }
+    let total = expressible.len() + refused.len();
+    if !refused.is_empty() && !args.skip_unsupported {
+        for e in &refused {
+            eprintln!("gate manifest: {e}");
+        }
+        if expressible.is_empty() {
+            eprintln!("gate manifest: none of the {total} tools can be expressed in {format}");
+            return Ok(ExitCode::FAILURE);
+        }
+        eprintln!(
+            "gate manifest: {} of {total} tools cannot be expressed in {format}; --skip-unsupported converts the \
+             other {} and lists the ones it leaves out",
+            refused.len(),
+            expressible.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    for e in &refused {
+        eprintln!("gate manifest: skipped {e}");
+    }
+    if expressible.is_empty() && total > 0 {
+        eprintln!("gate manifest: none of the {total} tools can be expressed in {format}; nothing to print");
+        return Ok(ExitCode::FAILURE);
+    }
+    // The whole list again: limits on a request as a whole (Anthropic
+    // strict's tool count) apply to the tools that are left.
+    match render(expressible, format) {
         Ok(manifest) => {
+            if !refused.is_empty() {
+                eprintln!(
+                    "gate manifest: converted {} of {total} tools to {format}; skipped {} (listed above)",
+                    total - refused.len(),
+                    refused.len()
+                );
+            }
             outln!("{}", serde_json::to_string_pretty(&manifest)?);
             Ok(ExitCode::SUCCESS)
         }

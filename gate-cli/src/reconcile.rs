@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use gate::ledger::{Resolution, ResolveRequest, State, Storage, TaskRecord};
+use gate::runtime::DEFAULT_STORE;
 use serde_json::Value;
 
 use crate::html_report::fmt_time;
@@ -26,9 +27,10 @@ pub(crate) enum Command {
     /// What waits for a person: intents whose outcome is unknown (oldest
     /// first), then failed tasks (those that need reconciliation first).
     List {
-        /// The ledger store URL.
-        #[arg(long, default_value = gate::runtime::DEFAULT_STORE)]
-        store: String,
+        /// The ledger store URL; its SQLite file must exist [default:
+        /// sqlite:gate.db]
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
         /// Print JSON (`{"unresolved_intents": [...], "failed_tasks": [...]}`)
         /// instead of tables.
         #[arg(long)]
@@ -38,9 +40,10 @@ pub(crate) enum Command {
     Show {
         /// The intent key.
         key: String,
-        /// The ledger store URL.
-        #[arg(long, default_value = gate::runtime::DEFAULT_STORE)]
-        store: String,
+        /// The ledger store URL; its SQLite file must exist [default:
+        /// sqlite:gate.db]
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
     /// Record what really happened. Resolving twice with the same outcome is a
     /// no-op; with a different one it is an error. Prints the resolved record
@@ -61,9 +64,10 @@ pub(crate) enum Command {
         /// failed), e.g. `--value '{"charge_id":"ch_1"}'`.
         #[arg(long, value_parser = parse_value)]
         value: Option<Value>,
-        /// The ledger store URL.
-        #[arg(long, default_value = gate::runtime::DEFAULT_STORE)]
-        store: String,
+        /// The ledger store URL; its SQLite file must exist [default:
+        /// sqlite:gate.db]
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
     /// Let a failed task run again (a person dealt with its failure).
     Reopen {
@@ -72,9 +76,10 @@ pub(crate) enum Command {
         /// The user, when several users have a failed task with this id.
         #[arg(long)]
         user: Option<String>,
-        /// The ledger store URL.
-        #[arg(long, default_value = gate::runtime::DEFAULT_STORE)]
-        store: String,
+        /// The ledger store URL; its SQLite file must exist [default:
+        /// sqlite:gate.db]
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
 }
 
@@ -98,11 +103,12 @@ fn parse_value(s: &str) -> Result<Value, String> {
 pub(crate) fn run(command: Command) -> Result<ExitCode, UsageError> {
     runtime()?.block_on(async {
         match command {
-            Command::List { store, json } => list(&store, json).await,
+            Command::List { store, json } => list(store.as_deref(), json).await,
             Command::Show { key, store } => {
-                let ledger = gate::ledger::open(&store).await?;
+                let ledger = crate::store::open(store.as_deref(), "gate reconcile show").await?;
                 let records = ledger.find(&key).await?;
                 if records.is_empty() {
+                    let store = store.as_deref().unwrap_or(DEFAULT_STORE);
                     eprintln!("gate reconcile: no intent `{key}` in {store}");
                     return Ok(ExitCode::FAILURE);
                 }
@@ -123,7 +129,7 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, UsageError> {
                             .into(),
                     ));
                 }
-                let ledger = gate::ledger::open(&store).await?;
+                let ledger = crate::store::open(store.as_deref(), "gate reconcile resolve").await?;
                 let request = ResolveRequest {
                     key,
                     user,
@@ -134,15 +140,15 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, UsageError> {
                 resolve(&ledger, &request).await
             }
             Command::Reopen { task, user, store } => {
-                let ledger = gate::ledger::open(&store).await?;
-                reopen(&ledger, &task, user, &store).await
+                let ledger = crate::store::open(store.as_deref(), "gate reconcile reopen").await?;
+                reopen(&ledger, &task, user, store.as_deref().unwrap_or(DEFAULT_STORE)).await
             }
         }
     })
 }
 
-async fn list(store: &str, json: bool) -> Result<ExitCode, UsageError> {
-    let ledger = gate::ledger::open(store).await?;
+async fn list(store: Option<&str>, json: bool) -> Result<ExitCode, UsageError> {
+    let ledger = crate::store::open(store, "gate reconcile list").await?;
     // A worker that died while dispatched left a lease behind; its call may
     // have happened, so it belongs in this list.
     ledger.sweep_expired_leases(ledger.now(), LIST_LIMIT).await?;

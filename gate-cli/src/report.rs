@@ -15,9 +15,10 @@ use crate::{UsageError, runtime};
 /// Arguments of `gate report`.
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    /// The ledger store URL.
-    #[arg(long, default_value = gate::runtime::DEFAULT_STORE)]
-    store: String,
+    /// The ledger store URL; its SQLite file must exist [default:
+    /// sqlite:gate.db]
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -29,7 +30,7 @@ pub(crate) struct Args {
 /// Runs `gate report`.
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     runtime()?.block_on(async {
-        let ledger = gate::ledger::open(&args.store).await?;
+        let ledger = crate::store::open(args.store.as_deref(), "gate report").await?;
         let records = ledger.list_decisions(&DecisionQuery::default()).await?;
         let report = DecisionReport::from_records(&records);
         if let Some(path) = &args.html {

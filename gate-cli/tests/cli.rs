@@ -2,7 +2,7 @@
 //! status (0 success, 1 a negative result, 2 bad input).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
@@ -24,6 +24,29 @@ fn gate(args: &[&str], stdin: Option<&str>) -> Output {
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
+}
+
+/// The command run in `dir` (the temporary directory if `None`) with `stdin`
+/// written from another thread, so a command that exits before reading all of
+/// it (bad input on another argument) neither blocks the test nor fails it
+/// with a broken pipe.
+fn gate_bytes(args: &[&str], stdin: &[u8], dir: Option<&Path>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .args(args)
+        .current_dir(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
 
 fn fixture(name: &str) -> String {
@@ -710,5 +733,512 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn manifest_skip_unsupported_converts_the_rest_and_lists_what_it_left_out() {
+    let names = |out: &Output| -> Vec<String> {
+        json_of(out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = names(&gate(&["manifest", "--format", "openai"], None));
+
+    // The catalog has a map, a tuple and an untyped value, which strict mode
+    // cannot express.
+    let refused = [
+        ("set_attributes", "/properties/attributes: maps"),
+        ("move_pallet", "/properties/position: tuples"),
+        ("store_document", "/properties/document: an arbitrary JSON value"),
+    ];
+    let out = gate(&["manifest", "--format", "openai-strict"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    for (tool, at) in refused {
+        assert!(
+            err.contains(&format!("gate manifest: openai-strict: tool `{tool}` at {at}")),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "gate manifest: 3 of {} tools cannot be expressed in openai-strict; --skip-unsupported converts the \
+             other {} and lists the ones it leaves out",
+            all.len(),
+            all.len() - 3
+        )),
+        "{err}"
+    );
+
+    let out = gate(&["manifest", "--format", "openai-strict", "--skip-unsupported"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let converted = names(&out);
+    let expected: Vec<String> = all
+        .iter()
+        .filter(|n| !refused.iter().any(|(tool, _)| tool == n))
+        .cloned()
+        .collect();
+    assert_eq!(converted, expected, "the others, in order");
+    let err = stderr(&out);
+    for (tool, at) in refused {
+        assert!(
+            err.contains(&format!("gate manifest: skipped openai-strict: tool `{tool}` at {at}")),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "gate manifest: converted {} of {} tools to openai-strict; skipped 3 (listed above)",
+            all.len() - 3,
+            all.len()
+        )),
+        "{err}"
+    );
+
+    // Nothing to skip: the flag changes nothing.
+    let plain = gate(&["manifest", "--format", "mcp"], None);
+    let flagged = gate(&["manifest", "--format", "mcp", "--skip-unsupported"], None);
+    assert_eq!(flagged.status.code(), Some(0));
+    assert_eq!(stdout(&flagged), stdout(&plain));
+    assert!(stderr(&flagged).is_empty(), "{}", stderr(&flagged));
+
+    let help = stdout(&gate(&["manifest", "--help"], None));
+    assert!(
+        help.contains("--skip-unsupported") && help.contains("Exit status: 0"),
+        "{help}"
+    );
+}
+
+/// Every manifest format, by its CLI name.
+const DIALECTS: [&str; 9] = [
+    "openai",
+    "openai-strict",
+    "openai-responses",
+    "anthropic",
+    "anthropic-strict",
+    "gemini",
+    "gemini-json",
+    "mcp",
+    "mcp-2025-11-25",
+];
+
+/// A tool whose `$defs` refer to each other without ever reaching a
+/// property (`A` is `B` or a string, `B` is `A`), beside one that is fine.
+const REF_CYCLE_TOOLS: &str = r##"[
+  {"name": "fine", "description": "Fine.", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+  {"name": "loop", "description": "Loops.", "inputSchema": {"type": "object",
+    "properties": {"x": {"$ref": "#/$defs/A"}},
+    "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/B"}, {"type": "string"}]}, "B": {"$ref": "#/$defs/A"}}}}
+]"##;
+
+#[test]
+fn every_dialect_refuses_a_ref_cycle_the_validator_refuses() {
+    let dir = scratch("ref-cycle");
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, REF_CYCLE_TOOLS).unwrap();
+    let tools = tools.to_str().unwrap();
+
+    // No calls on standard input: the command refuses the tools before it
+    // would read them.
+    let out = gate(&["check", "--tools", tools], None);
+    assert_eq!(out.status.code(), Some(2));
+    let refusal = "reference cycle that never reaches a property or item, through /$defs/A";
+    assert!(stderr(&out).contains(refusal), "{}", stderr(&out));
+
+    for dialect in DIALECTS {
+        let out = gate(&["manifest", "--format", dialect, "--tools", tools], None);
+        assert_eq!(out.status.code(), Some(1), "{dialect}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "gate manifest: {dialect}: tool `loop` at /$defs/A: gate's validator refuses the input schema \
+                 ({refusal}), so no call of this tool could be checked"
+            )),
+            "{dialect}: {err}"
+        );
+
+        let out = gate(
+            &["manifest", "--format", dialect, "--tools", tools, "--skip-unsupported"],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{dialect}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains("\"fine\"") && !text.contains("\"loop\""),
+            "{dialect}: {text}"
+        );
+        // What is printed, `gate check` accepts.
+        let manifest = dir.join(format!("{dialect}.json"));
+        std::fs::write(&manifest, &text).unwrap();
+        let out = gate(
+            &["check", "--tools", manifest.to_str().unwrap()],
+            Some(r#"{"name": "fine", "arguments": {"q": "x"}}"#),
+        );
+        assert_eq!(out.status.code(), Some(0), "{dialect}: {}", stderr(&out));
+    }
+
+    // Only the looping tool: nothing is left to print.
+    let only = dir.join("only.json");
+    let list: Value = serde_json::from_str(REF_CYCLE_TOOLS).unwrap();
+    std::fs::write(&only, serde_json::to_string(&list.as_array().unwrap()[1..]).unwrap()).unwrap();
+    let out = gate(
+        &["manifest", "--format", "mcp", "--tools", only.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with("\ngate manifest: none of the 1 tools can be expressed in mcp\n"),
+        "no advice to skip when nothing would be left: {}",
+        stderr(&out)
+    );
+    let out = gate(
+        &[
+            "manifest",
+            "--format",
+            "mcp",
+            "--tools",
+            only.to_str().unwrap(),
+            "--skip-unsupported",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("gate manifest: none of the 1 tools can be expressed in mcp; nothing to print"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sh -c SCRIPT` with the address space of the command limited to
+/// `limit_mib`: a command that buffered an endless input would fail to
+/// allocate (abort, no exit code) long before it finished.
+#[cfg(target_os = "linux")]
+fn gate_with_memory_limit(limit_mib: u64, args: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" {args}", limit_mib * 1024))
+        .arg(env!("CARGO_BIN_EXE_gate"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+// The issue's own input: `gate check --tools T /dev/zero`, one endless line
+// of NUL bytes, which once grew to 19 GB. It must stop at the line limit,
+// within a memory limit far below what buffering it would take.
+#[cfg(target_os = "linux")]
+#[test]
+fn check_stops_an_endless_line_at_the_limit_with_bounded_memory() {
+    let tools = fixture("tools.mcp.json");
+    let out = gate_with_memory_limit(256, &format!("check --tools '{tools}' /dev/zero"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "gate: line 1 of `/dev/zero` is longer than 4 MiB (4194304 bytes), the most gate reads of one line; \
+         each call must be one JSON line\n"
+    );
+    // Every input that is read whole stops at its limit the same way.
+    for args in [
+        "sanitize /dev/zero".to_owned(),
+        "manifest --format mcp --tools /dev/zero".to_owned(),
+        format!("replay --tools '{tools}' /dev/zero"),
+    ] {
+        let out = gate_with_memory_limit(512, &args);
+        assert_eq!(out.status.code(), Some(2), "{args}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("`/dev/zero` is larger than 64 MiB, the most gate reads of one document; split it"),
+            "{args}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn check_streams_its_calls_and_names_the_line_that_is_too_long() {
+    let tools = fixture("tools.mcp.json");
+    let valid = br#"{"name": "list_customers", "arguments": {}}"#;
+    // A line of exactly the limit is read; one byte more is not.
+    let limit = 4 << 20;
+    let mut at_limit = br#"{"name": "list_customers", "arguments": {}, "pad": ""#.to_vec();
+    at_limit.resize(limit - 2, b'x');
+    at_limit.extend_from_slice(b"\"}");
+    assert_eq!(at_limit.len(), limit);
+    let mut input = [&valid[..], b"\r\n", &at_limit, b"\n"].concat();
+    let out = gate_bytes(&["check", "--tools", &tools], &input, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"ok\":true}\n{\"ok\":true}\n");
+
+    input.truncate(input.len() - 1);
+    input.extend_from_slice(b"x\n");
+    let out = gate_bytes(&["check", "--tools", &tools], &input, None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "{\"ok\":true}\n", "the calls before it are checked");
+    assert_eq!(
+        stderr(&out),
+        "gate: line 2 of standard input is longer than 4 MiB (4194304 bytes), the most gate reads of one line; \
+         each call must be one JSON line\n"
+    );
+
+    // An endless line on standard input: the command stops reading it.
+    let mut child = spawn(&["check", "--tools", &tools]);
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let zeros = vec![0u8; 1 << 16];
+        let mut written = 0usize;
+        while stdin.write_all(&zeros).is_ok() {
+            written += zeros.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 1 of standard input is longer than 4 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(written < 64 << 20, "it stopped reading near the limit: {written} bytes");
+}
+
+#[test]
+fn check_names_a_call_that_is_not_utf8() {
+    let input = b"{\"name\": \"list_customers\", \"arguments\": {}}\n{\"name\": \"list_\xffcustomers\"}\n";
+    let out = gate_bytes(&["check", "--tools", &fixture("tools.mcp.json")], input, None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "gate: call on line 2: not UTF-8 text: invalid byte at offset 15 of the line\n"
+    );
+}
+
+#[test]
+fn sanitize_replaces_bytes_that_are_not_utf8_and_says_so() {
+    let body = b"upstream said: \xff\xfe\x00garbage from 10.1.2.3\n";
+    let out = gate_bytes(&["sanitize"], body, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("upstream said: \u{FFFD}"), "{text}");
+    assert!(!text.contains("10.1.2.3"), "{text}");
+    assert_eq!(
+        stderr(&out),
+        "gate sanitize: 2 byte(s) that are not UTF-8 were replaced with U+FFFD before sanitizing\n"
+    );
+
+    let out = gate_bytes(&["sanitize", "--json"], body, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["invalid_utf8_replaced"], 2);
+    assert!(!report["findings"].as_array().unwrap().is_empty(), "{report}");
+
+    let out = gate_bytes(&["sanitize", "--json"], b"all text\n", None);
+    assert_eq!(json_of(&out)["invalid_utf8_replaced"], 0);
+    assert!(stderr(&gate_bytes(&["sanitize"], b"all text\n", None)).is_empty());
+}
+
+#[test]
+fn report_and_reconcile_refuse_a_store_that_does_not_exist() {
+    let dir = scratch("no-store");
+    let commands: [(&[&str], &str); 5] = [
+        (&["report"], "gate report"),
+        (&["reconcile", "list"], "gate reconcile list"),
+        (&["reconcile", "show", "k1"], "gate reconcile show"),
+        (
+            &["reconcile", "resolve", "k1", "--outcome", "succeeded"],
+            "gate reconcile resolve",
+        ),
+        (&["reconcile", "reopen", "t1"], "gate reconcile reopen"),
+    ];
+    for (args, name) in commands {
+        let out = gate_bytes(args, b"", Some(&dir));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "gate: no store `gate.db` in the working directory (the default, --store sqlite:gate.db); \
+                 {name} reads the store a run wrote and does not create an empty one: name it with --store \
+                 sqlite:PATH or --store postgres://…\n"
+            ),
+            "{args:?}"
+        );
+        let missing = dir.join("missing.db");
+        let store = format!("sqlite:{}", missing.display());
+        let mut explicit = args.to_vec();
+        explicit.extend_from_slice(&["--store", &store]);
+        let out = gate_bytes(&explicit, b"", Some(&dir));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "gate: no store `{}` (--store {store}); {name} reads the store a run wrote",
+                missing.display()
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let created: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(created.is_empty(), "no store was created: {created:?}");
+
+    // A store that exists, or one that lives in memory, is opened as before.
+    let out = gate_bytes(&["report", "--store", "memory:"], b"", Some(&dir));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("0 decisions\n"), "{}", stdout(&out));
+    let help = stdout(&gate(&["report", "--help"], None));
+    assert!(help.contains("[default: sqlite:gate.db]"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bytes no one checked: random bytes, a real input of the command with
+/// random bytes spliced in or cut short (so the parsers get past the first
+/// byte), long runs of one byte (NULs, no line break) and lines of them.
+fn hostile_bytes(real: &'static [u8]) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..1024),
+        (
+            any::<prop::sample::Index>(),
+            proptest::collection::vec(any::<u8>(), 0..8),
+            any::<bool>()
+        )
+            .prop_map(move |(at, junk, cut)| {
+                let at = at.index(real.len() + 1);
+                let tail = if cut { &[][..] } else { &real[at..] };
+                [&real[..at], &junk[..], tail].concat()
+            }),
+        (any::<u8>(), 0usize..300_000).prop_map(|(byte, n)| vec![byte; n]),
+        (proptest::collection::vec(any::<u8>(), 1..64), 1usize..2000).prop_map(|(line, n)| {
+            let mut out = Vec::new();
+            for _ in 0..n {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+            }
+            out
+        }),
+    ]
+}
+
+/// What every command owes any input: an exit status it documents (0, 1 or
+/// 2), never a panic or a signal, and a reason on standard error when it
+/// refuses the input.
+fn assert_handled(args: &[&str], out: &Output) {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => assert!(
+            !err.is_empty() || !out.stdout.is_empty(),
+            "{args:?}: exit 1 without saying why"
+        ),
+        Some(2) => assert!(
+            err.starts_with("gate") && err.trim().len() > "gate:".len(),
+            "{args:?}: exit 2 without an error: {err:?}"
+        ),
+        other => panic!("{args:?}: exit {other:?} (101 is a panic, none a signal): {err}"),
+    }
+}
+
+const TOOLS: &[u8] = include_bytes!("fixtures/tools.mcp.json");
+const TRANSCRIPT: &[u8] = include_bytes!("fixtures/transcript.jsonl");
+const OPENAI_CHAT: &[u8] = include_bytes!("fixtures/openai-chat.json");
+const CALLS: &[u8] = b"{\"name\": \"lookup_customer\", \"arguments\": \"{\\\"email\\\": \\\"a@b.c\\\"}\"}\n\
+{\"name\": \"charge_card\", \"arguments\": {\"customer_id\": \"c\", \"amount_cents\": 0}}\n";
+const ERROR_BODY: &[u8] = b"Error: connect to db.internal:5432 failed: password=hunter2\n  at main.rs:10\n";
+
+mod hostile_input {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One input file per test, rewritten for every case.
+    fn input_file(test: &str, bytes: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("gate-cli-{}-hostile-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("input");
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn manifest_tools(bytes in hostile_bytes(TOOLS), dialect in proptest::sample::select(&DIALECTS[..])) {
+            let file = input_file("manifest", &bytes);
+            for skip in [false, true] {
+                let mut args = vec!["manifest", "--format", dialect, "--tools", &file];
+                if skip {
+                    args.push("--skip-unsupported");
+                }
+                assert_handled(&args, &gate_bytes(&args, b"", None));
+            }
+            let args = ["manifest", "--format", dialect, "--tools", "-"];
+            assert_handled(&args, &gate_bytes(&args, &bytes, None));
+        }
+
+        #[test]
+        fn check_tools(bytes in hostile_bytes(TOOLS)) {
+            let file = input_file("check-tools", &bytes);
+            let args = ["check", "--tools", &file];
+            assert_handled(&args, &gate_bytes(&args, CALLS, None));
+        }
+
+        #[test]
+        fn check_calls(bytes in hostile_bytes(CALLS)) {
+            let tools = fixture("tools.mcp.json");
+            let args = ["check", "--tools", &tools];
+            assert_handled(&args, &gate_bytes(&args, &bytes, None));
+            let file = input_file("check-calls", &bytes);
+            let args = ["check", "--tools", &tools, &file];
+            assert_handled(&args, &gate_bytes(&args, b"", None));
+        }
+
+        #[test]
+        fn sanitize(bytes in hostile_bytes(ERROR_BODY), json in any::<bool>()) {
+            let args: &[&str] = if json { &["sanitize", "--json"] } else { &["sanitize"] };
+            let out = gate_bytes(args, &bytes, None);
+            assert_handled(args, &out);
+            prop_assert_eq!(out.status.code(), Some(0), "any bytes are a text to sanitize");
+        }
+
+        #[test]
+        fn replay_transcript(bytes in hostile_bytes(TRANSCRIPT), chat in hostile_bytes(OPENAI_CHAT)) {
+            let tools = fixture("tools.mcp.json");
+            for (name, bytes) in [("replay-gate", &bytes), ("replay-chat", &chat)] {
+                let file = input_file(name, bytes);
+                let args = ["replay", "--tools", &tools, &file];
+                assert_handled(&args, &gate_bytes(&args, b"", None));
+            }
+        }
+
+        #[test]
+        fn replay_tools(bytes in hostile_bytes(TOOLS)) {
+            let file = input_file("replay-tools", &bytes);
+            let args = ["replay", "--tools", &file, "-"];
+            assert_handled(&args, &gate_bytes(&args, TRANSCRIPT, None));
+        }
+
+        // The store file is input too: whatever a file holds, `report` and
+        // `reconcile list` say it is not a store rather than panic.
+        #[test]
+        fn store_file(bytes in proptest::collection::vec(any::<u8>(), 1..4096)) {
+            let dir = std::env::temp_dir().join(format!("gate-cli-{}-hostile-store", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("gate.db");
+            std::fs::write(&file, &bytes).unwrap();
+            let store = format!("sqlite:{}", file.display());
+            for args in [&["report", "--store", &store][..], &["reconcile", "list", "--store", &store][..]] {
+                assert_handled(args, &gate_bytes(args, b"", None));
+            }
+        }
     }
 }

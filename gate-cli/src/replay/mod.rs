@@ -43,7 +43,8 @@ use gate::runtime::Action;
 use gate::{DynamicTool, FailureClass, Gate, Step, ToolError, Toolbox};
 use serde_json::{Value, json};
 
-use crate::{UsageError, load_toolbox, read_input, runtime};
+use crate::input::read_text;
+use crate::{UsageError, load_toolbox, runtime};
 use transcript::{Event, Format};
 
 /// Arguments of `gate replay`.
@@ -112,7 +113,7 @@ fn transcript_repairs(events: &[Event]) -> Vec<u64> {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let toolbox = load_toolbox(&args.tools)?;
-    let conversations = transcript::read(&read_input(&args.transcript)?, args.format)?;
+    let conversations = transcript::read(&read_text(&args.transcript)?, args.format)?;
     let answers: Answers = Arc::default();
     let tools = replaying(&toolbox, &answers)?;
     runtime()?.block_on(async {

@@ -6,6 +6,7 @@
 //! references first (so later passes see every subschema), then normalise
 //! shapes, then refuse what is left that the dialect cannot take.
 
+use gate_validate::{SchemaError, Validator};
 use serde_json::{Map, Value, json};
 
 use super::passes::*;
@@ -208,12 +209,35 @@ fn responses_schema(s: &mut Value) -> Result<(), Problem> {
     Ok(())
 }
 
+/// Refuses a tool whose input schema gate's own validator refuses (a `$ref`
+/// cycle that never reaches a property, an unsupported keyword). The gate
+/// builder refuses such a tool, so a manifest offering it would invite calls
+/// nothing can check; asking the validator keeps one rule for both instead
+/// of a second, drifting copy per dialect.
+pub(crate) fn validatable(spec: &ToolSpec) -> Result<(), Problem> {
+    let Err(e) = Validator::new(spec.input_schema()) else {
+        return Ok(());
+    };
+    let path = match &e {
+        SchemaError::Invalid { path, .. }
+        | SchemaError::UnresolvedRef { path, .. }
+        | SchemaError::Unsupported { path, .. }
+        | SchemaError::Pattern { path, .. }
+        | SchemaError::RefCycle { path } => path.clone(),
+    };
+    Err(Problem::at(
+        &path,
+        format!("gate's validator refuses the input schema ({e}), so no call of this tool could be checked"),
+    ))
+}
+
 fn problem(spec: &ToolSpec, dialect: Dialect) -> impl Fn(Problem) -> ManifestError + '_ {
     move |p| ManifestError::new(dialect, Some(spec.name()), &p.path, p.message)
 }
 
 /// One tool's definition, wrapped in the provider's envelope.
 pub(crate) fn definition(spec: &ToolSpec, dialect: Dialect) -> Result<Value, ManifestError> {
+    validatable(spec).map_err(problem(spec, dialect))?;
     let mut def = Map::new();
     let parameters = || schema(spec, dialect).map_err(problem(spec, dialect));
     match dialect {

@@ -5,7 +5,9 @@
 //! [`Dialect`] is a fixed sequence of transform passes over the tool's
 //! schema; what a dialect cannot express is a [`ManifestError`] naming the
 //! tool and the JSON path, raised when the manifest is built rather than by
-//! the provider at request time.
+//! the provider at request time. A tool whose input schema gate's validator
+//! refuses (a `$ref` cycle that never reaches a property, say) is refused by
+//! every dialect: no gate could check a call of it.
 //!
 //! Validation never uses these transformed schemas: gate validates every call
 //! against the tool's full schema, so a pass may loosen a hint (a tuple
@@ -202,5 +204,7 @@ pub fn output_schema(spec: &ToolSpec, dialect: Dialect) -> Result<Option<Value>,
 
 /// Just the transformed input schema of one tool in `dialect`.
 pub fn parameters(spec: &ToolSpec, dialect: Dialect) -> Result<Value, ManifestError> {
-    dialects::schema(spec, dialect).map_err(|p| ManifestError::new(dialect, Some(spec.name()), &p.path, p.message))
+    dialects::validatable(spec)
+        .and_then(|()| dialects::schema(spec, dialect))
+        .map_err(|p| ManifestError::new(dialect, Some(spec.name()), &p.path, p.message))
 }
