@@ -546,9 +546,15 @@ impl Engine {
         for m in self.ac.find_overlapping_iter(text) {
             hits.push((m.start(), m.end(), m.pattern().as_usize()));
         }
+        let mut cands = Vec::new();
+        if hits.is_empty() {
+            // Most texts (a short result) have no anchor: only the custom
+            // rules, which need none, can match.
+            self.custom_matches(text, &mut cands);
+            return cands;
+        }
         hits.sort_unstable();
 
-        let mut cands = Vec::new();
         let mut st = ScanState::default();
         let pem_ends: Vec<usize> = if self.enabled.pem {
             hits.iter()
@@ -632,7 +638,12 @@ impl Engine {
             }
         }
         drop_quotes_around_secrets(&mut cands);
+        self.custom_matches(text, &mut cands);
+        cands
+    }
 
+    /// The user's own rules, each a regex over the whole text.
+    fn custom_matches(&self, text: &str, cands: &mut Vec<Cand>) {
         for c in &self.custom {
             for caps in c.re.captures_iter(text) {
                 let m = c.group.and_then(|g| caps.get(g)).or_else(|| caps.get(0));
@@ -648,7 +659,6 @@ impl Engine {
                 }
             }
         }
-        cands
     }
 
     fn secret_at(&self, text: &str, anchor: usize, i: usize, st: &mut ScanState, cands: &mut Vec<Cand>) {
