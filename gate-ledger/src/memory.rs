@@ -13,7 +13,7 @@
 //! otherwise grow until it is killed. Ledger records and task state are kept
 //! whole; they are what the guarantees rest on.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -31,9 +31,9 @@ use crate::time::{Clock, Timestamp};
 #[derive(Debug, Default)]
 struct Inner {
     records: HashMap<(String, String), LedgerRecord>,
-    /// The most recent decisions, oldest first, at most `decisions_kept`,
-    /// each beside the hash of its id.
-    decisions: VecDeque<(u64, DecisionRecord)>,
+    /// The most recent decisions, at most `decisions_kept`, each beside the
+    /// hash of its id.
+    decisions: Ring<(u64, DecisionRecord)>,
     /// How many of `decisions` have each id hash. Plain numbers keep the
     /// table small and warm in the cache; ids are compared only when their
     /// hash is there already (a record appended again, or a collision).
@@ -51,17 +51,57 @@ impl Inner {
         if self.decisions_kept == 0 || known && self.decisions.iter().any(|(h, old)| *h == hash && old.id == d.id) {
             return;
         }
-        if self.decisions.len() == self.decisions_kept
-            && let Some((oldest, _)) = self.decisions.pop_front()
-            && let Some(count) = self.id_hashes.get_mut(&oldest)
-        {
-            *count -= 1;
-            if *count == 0 {
-                self.id_hashes.remove(&oldest);
+        let id_hashes = &mut self.id_hashes;
+        self.decisions.push((hash, d), self.decisions_kept, |&(oldest, _)| {
+            if let Some(count) = id_hashes.get_mut(&oldest) {
+                *count -= 1;
+                if *count == 0 {
+                    id_hashes.remove(&oldest);
+                }
             }
-        }
+        });
         *self.id_hashes.entry(hash).or_default() += 1;
-        self.decisions.push_back((hash, d));
+    }
+}
+
+/// The most recent items in a bounded number of places. Once full, the
+/// oldest item's place takes the next one: an item is moved once, into its
+/// place, where a queue would move the evicted one out and shift its ends
+/// (on the fast path, a 200-byte record copied twice per call).
+#[derive(Debug)]
+struct Ring<T> {
+    places: Vec<T>,
+    /// Where the oldest item is once the ring is full (0 until then).
+    oldest: usize,
+}
+
+impl<T> Default for Ring<T> {
+    fn default() -> Self {
+        Ring {
+            places: Vec::new(),
+            oldest: 0,
+        }
+    }
+}
+
+impl<T> Ring<T> {
+    /// Adds `item` as the newest of at most `bound` items (at least 1);
+    /// `evicted` sees the oldest one, in its place, when it makes room.
+    fn push(&mut self, item: T, bound: usize, evicted: impl FnOnce(&T)) {
+        if self.places.len() < bound {
+            self.places.push(item);
+            return;
+        }
+        let place = &mut self.places[self.oldest];
+        evicted(place);
+        *place = item;
+        self.oldest = (self.oldest + 1) % self.places.len();
+    }
+
+    /// The items, oldest first.
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        let (newer, older) = self.places.split_at(self.oldest);
+        older.iter().chain(newer)
     }
 }
 
@@ -625,5 +665,15 @@ mod tests {
             .map(|d| d.id)
             .collect();
         assert_eq!(ids, ["d4", "d5", "d6"]);
+        // Once more, so the oldest record is no longer in the first place.
+        ledger.append_decision(decision("d7")).await.expect("append");
+        let ids: Vec<String> = ledger
+            .list_decisions(&Default::default())
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(ids, ["d5", "d6", "d7"]);
     }
 }
