@@ -199,8 +199,9 @@ impl Rejection {
     }
 }
 
-/// SHA-256 of a rejection's text, so the runtime can detect "the same
-/// rejection twice" without keeping the text.
+/// SHA-256 of a text the model reads (a rejection, a correction), so the
+/// runtime can detect "the same rejection twice" without keeping the text;
+/// the runtime stores it in its hex form ([`fmt::Display`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Fingerprint(pub [u8; 32]);
 
@@ -221,9 +222,13 @@ impl Fingerprint {
 impl fmt::Display for Fingerprint {
     /// Lowercase hex of all 32 bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 64];
+        for (i, b) in self.0.iter().enumerate() {
+            hex[2 * i] = DIGITS[usize::from(b >> 4)];
+            hex[2 * i + 1] = DIGITS[usize::from(b & 0xf)];
         }
-        Ok(())
+        // Every byte written is an ASCII digit.
+        f.write_str(std::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
     }
 }

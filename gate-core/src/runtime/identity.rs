@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use gate_validate::Validator;
+use gate_validate::{Fingerprint, Validator};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -82,9 +82,10 @@ fn call_fingerprint(tool: &str, canonical_arguments: &str) -> String {
     hex::encode(hash.finalize())
 }
 
-/// SHA-256 of `text`, in lower-case hex.
-pub(super) fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+/// The hash that tells two texts for the model apart (the same rejection
+/// twice, a decision's message): the validator's [`Fingerprint`], in hex.
+pub(super) fn message_hash(text: &str) -> String {
+    Fingerprint::of(text).to_string()
 }
 
 #[cfg(test)]
@@ -107,6 +108,16 @@ mod tests {
             only_a
         );
         assert_ne!(only_a, all);
+    }
+
+    // Task states stored before the runtime used the validator's
+    // fingerprint hold plain SHA-256 hex: the two must agree.
+    #[test]
+    fn a_message_hash_is_the_sha256_of_the_text_in_lower_case_hex() {
+        assert_eq!(
+            message_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::attempt::{self, Attempt};
 use super::budget::closed;
 use super::class::classify;
 use super::gate::Gate;
-use super::identity::{CallIdentity, as_validated, raw_fingerprint, sha256_hex};
+use super::identity::{CallIdentity, as_validated, message_hash, raw_fingerprint};
 use super::log::emit;
 use super::messages;
 use super::persist::{self, Committed, TaskWrite, TokenRequest, Writes};
@@ -954,7 +954,7 @@ impl Task {
             } => {
                 let mut history = self.history(call_fp);
                 history.repeats_failed_call = *repeat;
-                history.same_rejection_before = self.stored.state.episode_rejections.contains(&sha256_hex(message));
+                history.same_rejection_before = self.stored.state.episode_rejections.contains(&message_hash(message));
                 let situation = Situation {
                     effects: Effects::new(),
                     class: FailureClass::Structural,
@@ -1145,7 +1145,7 @@ impl Task {
             Decision::Reject | Decision::RefuseRepeat => {
                 let text = choice.feedback.clone().unwrap_or_default();
                 if let Verdict::Refused { message, .. } = verdict {
-                    state.episode_rejections.push(sha256_hex(message));
+                    state.episode_rejections.push(message_hash(message));
                 }
                 state.rejections += 1;
                 state.repair_turn_pending = true;
@@ -1263,7 +1263,7 @@ impl Task {
             latency_added_ms: added_ms,
             message_hash: match &step {
                 Step::Return(_) => String::new(),
-                _ => sha256_hex(step.model_text()),
+                _ => message_hash(step.model_text()),
             },
             intent_key,
         };
