@@ -95,14 +95,6 @@ impl Dialect {
             Dialect::Mcp | Dialect::Mcp2025_11_25 => None,
         }
     }
-
-    /// Whether results of this dialect carry an error flag (`is_error`/`isError`).
-    pub const fn has_error_flag(self) -> bool {
-        matches!(
-            self,
-            Dialect::Anthropic | Dialect::AnthropicStrict | Dialect::Mcp | Dialect::Mcp2025_11_25
-        )
-    }
 }
 
 impl fmt::Display for Dialect {
