@@ -396,7 +396,7 @@ async fn a_panicking_tool_fails_the_task_and_the_process_goes_on() {
     assert_eq!(report.reason, FailReason::Internal);
     assert!(
         !step.model_text().contains("exploded"),
-        "the panic message stays in operator logs"
+        "the model never reads the panic message"
     );
     assert_eq!(
         report.ledger_state,
@@ -408,6 +408,61 @@ async fn a_panicking_tool_fails_the_task_and_the_process_goes_on() {
         other.handle(call("c2", "list_customers", "{}")).await,
         Step::Return(_)
     ));
+}
+
+/// The error-level events of target `gate::tool`, each as its fields
+/// rendered `name=value`: what an operator's subscriber would print.
+#[derive(Clone, Default)]
+struct ToolErrors(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for ToolErrors {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={value:?} ", field.name()));
+            }
+        }
+        let meta = event.metadata();
+        if meta.target() == "gate::tool" && *meta.level() == tracing::Level::ERROR {
+            let mut fields = Fields(String::new());
+            event.record(&mut fields);
+            self.0.lock().unwrap().push(fields.0);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn a_panic_message_is_logged_for_the_operator_at_error_level() {
+    let (backend, gate) = setup().await;
+    let errors = ToolErrors::default();
+    let _listening = tracing::subscriber::set_default(errors.clone());
+    let mut task = gate.task("u1");
+    script(&backend, &["panic"]);
+    let step = task
+        .handle(call("c1", "charge_card", r#"{"customer_id": "a", "amount_cents": 1}"#))
+        .await;
+    assert!(
+        matches!(&step, Step::Fail(report) if report.reason == FailReason::Internal),
+        "{step:?}"
+    );
+    let logged = errors.0.lock().unwrap().clone();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("exploded"), "the panic's own message: {logged:?}");
+    assert!(
+        logged[0].contains("charge_card") && logged[0].contains("c1"),
+        "{logged:?}"
+    );
 }
 
 #[tokio::test]

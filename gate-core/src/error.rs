@@ -71,7 +71,8 @@ pub enum ToolError {
         /// The reason, shown to the model after sanitizing.
         reason: String,
     },
-    /// A bug or panic. The cause stays in operator logs and is never shown to the model.
+    /// A bug or panic. The cause is never shown to the model; the runtime
+    /// logs it (`tracing`, target `gate::tool`, level error) for the operator.
     #[error("internal error")]
     Internal(#[source] BoxError),
 }

@@ -659,7 +659,15 @@ impl Task {
                 result: Err(error),
                 lease,
                 elapsed,
-            } => Verdict::Failed { error, lease, elapsed },
+            } => {
+                // An internal error's cause (a panic's message, a bug's
+                // error) is never shown to the model: this is where the
+                // operator reads it.
+                if let ToolError::Internal(cause) = &error {
+                    tracing::error!(target: "gate::tool", task = %self.id, call_id = %call.id, tool = %call.name, cause = %cause, "the tool failed with an internal error");
+                }
+                Verdict::Failed { error, lease, elapsed }
+            }
             Attempt::Replayed(outcome) => Verdict::Returned {
                 value: outcome.value,
                 is_error: outcome.is_error,
