@@ -21,6 +21,30 @@
 //! | outcome unknown, other tools | **Fail and reconcile**; no budget can change this |
 //! | definitive | **Return** the error to the model as the tool's result |
 //! | internal | **Fail** |
+//!
+//! The rules the table, the runtime and the docs cite by number hold over
+//! every class:
+//!
+//! 1. Never the same rejection twice: a call that earns a rejection message
+//!    already given in the current repair episode (since the task's last
+//!    successful call) is not actionable: **Fail**.
+//! 2. Rejections per task are capped (default 2); the next one **Fails**.
+//! 3. A retry must change something: a call whose tool and canonical
+//!    arguments equal a call that already failed (ambiguous, definitive or
+//!    rejected) is a hopeful retry, refused without running the tool.
+//! 4. Budgets (repairs per task, added latency per task, repair tokens per
+//!    user over a rolling window) are asked only after the policy chose a
+//!    repair: a budget can refuse a repair, never create one, and never turn
+//!    an unknown outcome into a retry.
+//! 5. The decision is a pure function of the declared effects, the failure
+//!    class, the task's history and the budgets' verdicts ([`decide`]); the
+//!    model never decides.
+//! 6. Every text that reaches the model passes the sanitizer.
+//! 7. A failed task is terminal: every later call in it returns **Fail**
+//!    without running anything, until a person reopens it.
+//! 8. A corrected retry is a new attempt of the same intent: under
+//!    `task.intent(..)` the corrected call runs under the same intent key
+//!    with its new arguments, instead of being refused as a reused key.
 
 use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, State};
 
