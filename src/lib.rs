@@ -35,6 +35,42 @@
 
 pub use gate_core::*;
 
+/// Derives for argument types (`Deserialize`) and result types
+/// (`Serialize`), so a tool crate needs no serde dependency of its own:
+/// add `#[serde(crate = "gate::serde")]` beside the derive and the derived
+/// code reaches serde through gate.
+///
+/// ```
+/// use gate::{Deserialize, JsonSchema, Serialize};
+///
+/// /// One line of an order.
+/// #[derive(Deserialize, Serialize, JsonSchema)]
+/// #[serde(crate = "gate::serde")]
+/// #[schemars(crate = "gate::schemars")]
+/// struct Line {
+///     /// What was sold.
+///     sku: String,
+///     /// How many.
+///     quantity: u32,
+/// }
+/// ```
+pub use serde::{Deserialize, Serialize};
+
+/// The derive for argument and result schemas; with
+/// `#[schemars(crate = "gate::schemars")]` a tool crate needs no schemars
+/// dependency of its own (see [`Deserialize`]).
+pub use schemars::JsonSchema;
+
+/// The serde gate is built on: the path of `#[serde(crate = "gate::serde")]`.
+pub use serde;
+
+/// The schemars gate is built on: the path of
+/// `#[schemars(crate = "gate::schemars")]`.
+pub use schemars;
+
+/// The serde_json gate is built on (tool results are `serde_json::Value`s).
+pub use serde_json;
+
 /// The MCP server: a [`Gate`] served over stdio or streamable HTTP, every
 /// `tools/call` through the runtime (feature `mcp`).
 #[cfg(feature = "mcp")]
