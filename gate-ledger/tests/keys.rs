@@ -160,3 +160,18 @@ fn a_decision_id_for_a_given_time_starts_with_that_time() {
     assert_eq!(&id[..12], "019ad7358400", "{id}");
     assert_ne!(id, gate_ledger::decision_id_at(at), "the random part differs");
 }
+
+// Each thread draws its ids' random bits from its own generator: threads
+// deciding in the same millisecond still never make the same id.
+#[test]
+fn threads_deciding_at_the_same_time_make_distinct_ids() {
+    let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
+    let threads: Vec<_> = (0..4)
+        .map(|_| std::thread::spawn(move || (0..1000).map(|_| gate_ledger::decision_id_at(at)).collect::<Vec<_>>()))
+        .collect();
+    let ids: std::collections::HashSet<String> = threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("the thread finishes"))
+        .collect();
+    assert_eq!(ids.len(), 4000);
+}
