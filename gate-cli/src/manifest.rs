@@ -26,7 +26,7 @@ fn parse_dialect(s: &str) -> Result<Dialect, String> {
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let toolbox = match args.tools.as_deref() {
         Some(path) => load_toolbox(path)?,
-        None => gate_examples::catalog::toolbox(),
+        None => crate::catalog::toolbox(),
     };
     match toolbox.manifest(args.format) {
         Ok(manifest) => {
