@@ -31,6 +31,25 @@
 //! let manifest = tools.manifest(Dialect::OpenAiStrict).unwrap();
 //! assert_eq!(manifest[0]["function"]["parameters"]["required"][1], "include_history");
 //! ```
+//!
+//! # Features
+//!
+//! | feature | what it adds | default |
+//! |---|---|---|
+//! | `sqlite` | the SQLite store, `sqlite:PATH`, the gate builder's default store (sqlx, bundled SQLite) | yes |
+//! | `openai` | `agent::OpenAiCompatible`, the OpenAI-compatible Chat Completions client (reqwest, rustls) | yes |
+//! | `postgres` | the PostgreSQL store, `postgres://…` (sqlx) | no |
+//! | `mcp` | `gate::mcp`, the MCP server (rmcp) | no |
+//! | `rig` | `gate::rig`, a gate task as rig tools; Rust 1.95 | no |
+//!
+//! With `default-features = false`, everything else stays: `#[tool]`,
+//! toolboxes, manifests, validation, the policy, the sanitizer, the agent
+//! loop over any [`agent::ChatModel`] and the runtime on the `memory:` store,
+//! with nothing from sqlx, reqwest or rustls. A store whose feature is off is
+//! refused by [`runtime::GateBuilder::build`] with an error naming the
+//! feature ([`runtime::GateError::is_invalid_store_url`]); the default store
+//! is `sqlite:gate.db` in every build, so a build without `sqlite` names its
+//! store.
 #![forbid(unsafe_code)]
 
 pub use gate_core::*;

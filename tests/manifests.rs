@@ -12,8 +12,12 @@ use gate::manifest::tool_definition;
 use gate::{Dialect, ToolSpec, Toolbox};
 use serde_json::{Map, Value, json};
 
+// The catalog `gate manifest` prints, kept in gate-cli (see its module docs).
+#[path = "../gate-cli/src/catalog.rs"]
+mod example_catalog;
+
 fn catalog() -> Toolbox {
-    gate_examples::catalog::toolbox()
+    example_catalog::toolbox()
 }
 
 fn expected_dir(dialect: Dialect) -> PathBuf {

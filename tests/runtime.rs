@@ -636,16 +636,26 @@ async fn building_a_gate_says_what_went_wrong() {
     let url = Gate::builder(tools()).store("mysql://db/x").build().await.unwrap_err();
     assert!(url.is_invalid_store_url() && !url.is_store_unavailable(), "{url}");
     // A file in a directory that does not exist cannot be opened.
-    let down = Gate::builder(tools())
-        .store("sqlite:/nonexistent-gate-dir/sub/gate.db")
-        .build()
-        .await
-        .unwrap_err();
-    assert!(down.is_store_unavailable() && !down.is_invalid_store_url(), "{down}");
-    assert!(
-        std::error::Error::source(&down).is_some(),
-        "the store's own error is kept"
-    );
+    #[cfg(feature = "sqlite")]
+    {
+        let down = Gate::builder(tools())
+            .store("sqlite:/nonexistent-gate-dir/sub/gate.db")
+            .build()
+            .await
+            .unwrap_err();
+        assert!(down.is_store_unavailable() && !down.is_invalid_store_url(), "{down}");
+        assert!(
+            std::error::Error::source(&down).is_some(),
+            "the store's own error is kept"
+        );
+    }
+    // Without the feature, the default store is refused by name.
+    #[cfg(not(feature = "sqlite"))]
+    {
+        let off = Gate::builder(tools()).build().await.unwrap_err();
+        assert!(off.is_invalid_store_url(), "{off}");
+        assert!(off.to_string().contains("`sqlite` feature"), "{off}");
+    }
     let mut bad = gate::Toolbox::new();
     let schema = json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "("}}});
     let spec = gate::ToolSpec::new(

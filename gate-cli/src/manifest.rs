@@ -37,7 +37,7 @@ fn parse_dialect(s: &str) -> Result<Dialect, String> {
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let toolbox = match args.tools.as_deref() {
         Some(path) => load_toolbox(path)?,
-        None => gate_examples::catalog::toolbox(),
+        None => crate::catalog::toolbox(),
     };
     let format = args.format;
     let mut expressible: Vec<&ToolSpec> = Vec::new();

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-pub use gate_model::{
-    ChatModel, Message, ModelError, OpenAiCompatible, Provider, ScriptedModel, ToolCallRequest, Turn, Usage,
-};
+#[cfg(feature = "openai")]
+pub use gate_model::OpenAiCompatible;
+pub use gate_model::{ChatModel, Message, ModelError, Provider, ScriptedModel, ToolCallRequest, Turn, Usage};
 use serde::Serialize;
 
 use crate::runtime::{Step, Task, ToolCall};
@@ -120,7 +120,7 @@ impl Default for AgentLimits {
 /// may call ([`Task::manifest`]): `Dialect::OpenAiStrict` for Structured
 /// Outputs, where a model sends `null` for an absent optional argument (gate
 /// reads it as absent). The dialect must be of the API the back end speaks
-/// ([`ChatModel::provider`]; [`OpenAiCompatible`] takes `Dialect::OpenAi` and
+/// ([`ChatModel::provider`]; `OpenAiCompatible` takes `Dialect::OpenAi` and
 /// `Dialect::OpenAiStrict`), or [`AgentError::Dialect`] is returned before
 /// the first model call. Every turn's latency and usage go to
 /// [`Task::record_turn`], so the model round trips a repair causes count in

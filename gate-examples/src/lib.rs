@@ -1,12 +1,7 @@
-//! Runnable gate agents, and the example toolbox whose manifests are tested in
-//! every dialect.
+//! Runnable gate agents: the invoice agent, its MCP server, and `gate-load`.
 //!
-//! [`catalog`] is a toolbox whose argument types cover every shape a Rust tool
-//! is likely to take (integers of every width, floats, options, vectors,
-//! nested structs, unit and tagged enums, maps, tuples, `serde_json::Value`,
-//! dates as formatted strings, recursive types), so that each manifest rule is
-//! exercised by a real schemars output rather than a hand-written one.
+//! (The example toolbox whose manifests are tested in every dialect is in
+//! gate-cli, the command that prints it.)
 #![forbid(unsafe_code)]
 
-pub mod catalog;
 pub mod invoice;

@@ -76,6 +76,7 @@ impl LedgerError {
     pub(crate) fn corrupt(message: impl Into<String>) -> Self {
         Self::new(Kind::Corrupt, message)
     }
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn unavailable(message: impl Into<String>, source: impl StdError + Send + Sync + 'static) -> Self {
         LedgerError {
             kind: Kind::Unavailable,
@@ -132,7 +133,8 @@ impl LedgerError {
     pub fn is_unavailable(&self) -> bool {
         self.kind == Kind::Unavailable
     }
-    /// The store URL could not be understood.
+    /// The store URL could not be understood, or names a store this build
+    /// leaves out (its cargo feature, `sqlite` or `postgres`, is off).
     pub fn is_invalid_url(&self) -> bool {
         self.kind == Kind::InvalidUrl
     }
@@ -183,6 +185,7 @@ impl StdError for LedgerError {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl From<sqlx::Error> for LedgerError {
     fn from(e: sqlx::Error) -> Self {
         LedgerError::unavailable("the ledger store failed", e)

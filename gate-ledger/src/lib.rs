@@ -13,8 +13,9 @@
 //!   `KeyReused` and `InProgress`, retention, a recovery sweep, and
 //!   reconciliation for records whose outcome is unknown;
 //! * three stores chosen by URL ([`open`]): `memory:`, `sqlite:gate.db` (the
-//!   embedded default: one file, WAL, `synchronous=FULL`) and `postgres://…`
-//!   (many workers on many machines);
+//!   embedded default: one file, WAL, `synchronous=FULL`; feature `sqlite`, on
+//!   by default) and `postgres://…` (many workers on many machines; feature
+//!   `postgres`);
 //! * the decision log ([`DecisionRecord`]) in the same store, and its summary
 //!   for `gate report` ([`DecisionReport`]);
 //! * task state ([`TaskStore`]): every task's history and terminal flag, so
@@ -85,6 +86,7 @@ mod keys;
 mod ledger;
 mod memory;
 mod record;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 mod task;
 mod time;
@@ -107,6 +109,7 @@ pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
 };
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::{RawPool, SCHEMA_VERSION};
 pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
@@ -121,7 +124,12 @@ impl<T: Ledger + TaskStore + ?Sized> Storage for T {}
 
 use ledger::Core;
 use memory::MemoryBackend;
-use sql::{PgBackend, SqlOptions, SqliteBackend};
+#[cfg(feature = "postgres")]
+use sql::PgBackend;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use sql::SqlOptions;
+#[cfg(feature = "sqlite")]
+use sql::SqliteBackend;
 
 /// How finished records are kept by default: 24 hours (Stripe's retention).
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
@@ -174,7 +182,9 @@ impl Default for LedgerConfig {
 #[derive(Clone, Debug)]
 pub struct Store {
     ledger: Arc<dyn Storage>,
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     raw: Option<RawPool>,
+    #[cfg(feature = "sqlite")]
     sqlite: Option<Arc<Core<SqliteBackend>>>,
 }
 
@@ -185,24 +195,31 @@ impl Store {
     }
 
     /// The SQL pool, for SQL stores.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn raw(&self) -> Option<&RawPool> {
         self.raw.as_ref()
     }
 
     /// For SQLite: `PRAGMA journal_mode` and `PRAGMA synchronous` as a pooled
-    /// connection reports them (expected: `wal` and 2 = FULL).
+    /// connection reports them (expected: `wal` and 2 = FULL); `None` for
+    /// every other store.
     pub async fn sqlite_pragmas(&self) -> Result<Option<(String, i64)>, LedgerError> {
-        match &self.sqlite {
-            Some(core) => Ok(Some(core.backend.pragmas().await?)),
-            None => Ok(None),
+        // Present without the `sqlite` feature too, so a check over every
+        // store compiles in every build.
+        #[cfg(feature = "sqlite")]
+        if let Some(core) = &self.sqlite {
+            return Ok(Some(core.backend.pragmas().await?));
         }
+        Ok(None)
     }
 }
 
 /// Opens the store named by `url` with default settings.
 ///
 /// URLs: `memory:`; `sqlite:PATH` / `sqlite://PATH` (created on first use with
-/// its schema migrated); `postgres://…` / `postgresql://…`.
+/// its schema migrated; feature `sqlite`); `postgres://…` / `postgresql://…`
+/// (feature `postgres`). A URL of a store whose feature is off is refused with
+/// an error for which [`LedgerError::is_invalid_url`] holds, naming the feature.
 pub async fn open(url: &str) -> Result<Arc<dyn Storage>, LedgerError> {
     open_with(url, &LedgerConfig::default()).await
 }
@@ -214,11 +231,6 @@ pub async fn open_with(url: &str, config: &LedgerConfig) -> Result<Arc<dyn Stora
 
 /// Opens the store named by `url` and keeps access to its pool.
 pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
-    let opts = SqlOptions {
-        busy_timeout: config.busy_timeout,
-        max_connections: config.max_connections,
-        pg_schema: config.pg_schema.clone(),
-    };
     let trimmed = url.trim();
     if trimmed == "memory:" || trimmed == "memory://" {
         let core = Core {
@@ -229,47 +241,90 @@ pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, Ledge
         };
         return Ok(Store {
             ledger: Arc::new(core),
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
             raw: None,
+            #[cfg(feature = "sqlite")]
             sqlite: None,
         });
     }
     if trimmed.starts_with("sqlite:") {
-        let backend = SqliteBackend::open(trimmed, &opts).await?;
-        let raw = backend.raw();
-        let core = Arc::new(Core {
-            backend,
-            clock: config.clock.clone(),
-            retention: config.retention,
-            kind: StoreKind::Sqlite,
-        });
-        return Ok(Store {
-            ledger: core.clone(),
-            raw: Some(raw),
-            sqlite: Some(core),
-        });
+        return open_sqlite(trimmed, config).await;
     }
     if trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://") {
-        let backend = PgBackend::open(trimmed, &opts).await?;
-        let raw = backend.raw();
-        let core = Core {
-            backend,
-            clock: config.clock.clone(),
-            retention: config.retention,
-            kind: StoreKind::Postgres,
-        };
-        return Ok(Store {
-            ledger: Arc::new(core),
-            raw: Some(raw),
-            sqlite: None,
-        });
+        return open_postgres(trimmed, config).await;
     }
     Err(LedgerError::invalid_url(format!(
         "unknown ledger store URL {url:?}; use memory:, sqlite:PATH or postgres://…"
     )))
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn sql_options(config: &LedgerConfig) -> SqlOptions {
+    SqlOptions {
+        busy_timeout: config.busy_timeout,
+        max_connections: config.max_connections,
+        #[cfg(feature = "postgres")]
+        pg_schema: config.pg_schema.clone(),
+    }
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
+    let backend = SqliteBackend::open(url, &sql_options(config)).await?;
+    let raw = backend.raw();
+    let core = Arc::new(Core {
+        backend,
+        clock: config.clock.clone(),
+        retention: config.retention,
+        kind: StoreKind::Sqlite,
+    });
+    Ok(Store {
+        ledger: core.clone(),
+        raw: Some(raw),
+        sqlite: Some(core),
+    })
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(url: &str, _config: &LedgerConfig) -> Result<Store, LedgerError> {
+    Err(needs_feature(url, "sqlite"))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
+    let backend = PgBackend::open(url, &sql_options(config)).await?;
+    let raw = backend.raw();
+    let core = Core {
+        backend,
+        clock: config.clock.clone(),
+        retention: config.retention,
+        kind: StoreKind::Postgres,
+    };
+    Ok(Store {
+        ledger: Arc::new(core),
+        raw: Some(raw),
+        #[cfg(feature = "sqlite")]
+        sqlite: None,
+    })
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(url: &str, _config: &LedgerConfig) -> Result<Store, LedgerError> {
+    Err(needs_feature(url, "postgres"))
+}
+
+/// A well-formed URL of a store this build leaves out: said plainly, rather
+/// than as an unknown URL, so the fix (a cargo feature) is in the message.
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+fn needs_feature(url: &str, feature: &str) -> LedgerError {
+    LedgerError::invalid_url(format!(
+        "the store `{url}` needs gate's `{feature}` feature (gate-ledger's `{feature}`), which this build leaves out"
+    ))
+}
+
 /// Drops a PostgreSQL schema created through [`LedgerConfig::pg_schema`], with
 /// everything in it. For test clean-up.
+#[cfg(feature = "postgres")]
 pub async fn drop_pg_schema(url: &str, schema: &str) -> Result<(), LedgerError> {
     PgBackend::drop_schema(url, schema).await
 }

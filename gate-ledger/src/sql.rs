@@ -14,6 +14,9 @@
 //! so "read the window, check, add" is atomic across every worker. Times are
 //! `BIGINT` milliseconds and booleans `BIGINT` 0/1, so both stores hold
 //! identical values; task state, failure reports and windows are JSON text.
+//!
+//! Each store is behind its cargo feature (`sqlite`, `postgres`); this module
+//! is compiled when either is on.
 
 use std::time::Duration;
 
@@ -172,6 +175,7 @@ fn multi_row_decision_insert(rows: usize, dialect: Dialect) -> String {
         .map(|row| {
             let params: Vec<String> = (1..=columns)
                 .map(|c| match dialect {
+                    #[cfg(feature = "sqlite")]
                     Dialect::Sqlite => "?".to_owned(),
                     Dialect::Postgres => format!("${}", row * columns + c),
                 })
@@ -222,11 +226,13 @@ struct Statements {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dialect {
+    #[cfg(feature = "sqlite")]
     Sqlite,
     Postgres,
 }
 
 /// Rewrites `$N` placeholders to SQLite's numbered `?N`.
+#[cfg(feature = "sqlite")]
 fn to_sqlite(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut chars = sql.chars().peekable();
@@ -243,12 +249,14 @@ fn to_sqlite(sql: &str) -> String {
 impl Statements {
     fn new(d: Dialect) -> Self {
         let lock = match d {
+            #[cfg(feature = "sqlite")]
             Dialect::Sqlite => "",
             Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
         };
         // SQLite transactions take the file's write lock up front (BEGIN
         // IMMEDIATE); PostgreSQL locks the user's window row.
         let row_lock = match d {
+            #[cfg(feature = "sqlite")]
             Dialect::Sqlite => "",
             Dialect::Postgres => " FOR UPDATE",
         };
@@ -363,6 +371,7 @@ impl Statements {
         };
         match d {
             Dialect::Postgres => s,
+            #[cfg(feature = "sqlite")]
             Dialect::Sqlite => Statements {
                 dialect: Dialect::Sqlite,
                 append_decisions: multi_row_decision_insert(ROWS_PER_INSERT, Dialect::Sqlite),
@@ -1168,6 +1177,7 @@ macro_rules! sql_backend {
     };
 }
 
+#[cfg(feature = "sqlite")]
 sql_backend!(
     SqliteBackend,
     SqliteTx,
@@ -1176,6 +1186,7 @@ sql_backend!(
     sqlx::sqlite::SqliteRow,
     "BEGIN IMMEDIATE"
 );
+#[cfg(feature = "postgres")]
 sql_backend!(
     PgBackend,
     PgTx,
@@ -1187,6 +1198,7 @@ sql_backend!(
 
 fn migration_sql(stmt: &str, d: Dialect) -> String {
     let seq = match d {
+        #[cfg(feature = "sqlite")]
         Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
         Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
     };
@@ -1198,9 +1210,11 @@ fn migration_sql(stmt: &str, d: Dialect) -> String {
 pub(crate) struct SqlOptions {
     pub busy_timeout: Duration,
     pub max_connections: Option<u32>,
+    #[cfg(feature = "postgres")]
     pub pg_schema: Option<String>,
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteBackend {
     /// Opens (creating if missing) the SQLite file named by `url`, in WAL mode
     /// with `synchronous=FULL`, and migrates its schema.
@@ -1267,6 +1281,7 @@ impl SqliteBackend {
 }
 
 /// A schema name must be a plain identifier: it is spliced into SQL.
+#[cfg(feature = "postgres")]
 pub(crate) fn valid_schema_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
@@ -1275,6 +1290,7 @@ pub(crate) fn valid_schema_name(s: &str) -> bool {
         && !s.as_bytes().first().is_some_and(u8::is_ascii_digit)
 }
 
+#[cfg(feature = "postgres")]
 impl PgBackend {
     /// Connects a pool to `url`, optionally inside its own schema (created if
     /// missing), and migrates the schema under an advisory lock.
@@ -1369,8 +1385,10 @@ impl PgBackend {
 #[derive(Clone, Debug)]
 pub enum RawPool {
     /// An SQLite pool.
+    #[cfg(feature = "sqlite")]
     Sqlite(sqlx::SqlitePool),
     /// A PostgreSQL pool.
+    #[cfg(feature = "postgres")]
     Postgres(sqlx::PgPool),
 }
 
@@ -1378,7 +1396,9 @@ impl RawPool {
     /// Runs one statement without parameters.
     pub async fn execute(&self, sql: &str) -> Result<u64, LedgerError> {
         Ok(match self {
+            #[cfg(feature = "sqlite")]
             RawPool::Sqlite(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
+            #[cfg(feature = "postgres")]
             RawPool::Postgres(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
         })
     }
@@ -1386,18 +1406,22 @@ impl RawPool {
     /// Runs one query without parameters that returns a single integer.
     pub async fn fetch_i64(&self, sql: &str) -> Result<i64, LedgerError> {
         Ok(match self {
+            #[cfg(feature = "sqlite")]
             RawPool::Sqlite(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
+            #[cfg(feature = "postgres")]
             RawPool::Postgres(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
         })
     }
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteBackend {
     pub(crate) fn raw(&self) -> RawPool {
         RawPool::Sqlite(self.pool.clone())
     }
 }
 
+#[cfg(feature = "postgres")]
 impl PgBackend {
     pub(crate) fn raw(&self) -> RawPool {
         RawPool::Postgres(self.pool.clone())

@@ -1,13 +1,14 @@
 //! Concurrency test (L8, multi-process half): 64 tasks in 4 processes race on
 //! one intent key, on SQLite and on PostgreSQL. Exactly one executes; every
 //! other task ends with the replayed outcome.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
 
 mod common;
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{postgres_url, random_suffix, temp_dir};
+use common::{random_suffix, temp_dir};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
@@ -80,6 +81,7 @@ async fn three_rounds(url: &str, schema: &str) {
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_64_tasks_4_processes_one_execution() {
     let dir = temp_dir("race-db");
@@ -88,9 +90,10 @@ async fn sqlite_64_tasks_4_processes_one_execution() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_64_tasks_4_processes_one_execution() {
-    let Some(url) = postgres_url("postgres_64_tasks_4_processes_one_execution") else {
+    let Some(url) = common::postgres_url("postgres_64_tasks_4_processes_one_execution") else {
         return;
     };
     let schema = format!("gate_test_{}", random_suffix());

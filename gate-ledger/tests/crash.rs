@@ -6,6 +6,7 @@
 //! whose call was dispatched but not finished is OutcomeUnknown, every executed
 //! call is Succeeded or OutcomeUnknown (never forgotten), and nothing is left
 //! in flight.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
 
 mod common;
 
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{postgres_url, random_suffix, temp_dir};
+use common::temp_dir;
 use gate_ledger::{LedgerConfig, State, Timestamp, minted_intent_key, open_with};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -177,6 +178,7 @@ async fn crash_loop(url: &str, schema: Option<&str>, iterations: u32, keys: u32)
     outcome
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_survives_200_kills() {
     let dir = temp_dir("crash-db");
@@ -198,12 +200,13 @@ async fn sqlite_survives_200_kills() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_survives_60_kills() {
-    let Some(url) = postgres_url("postgres_survives_60_kills") else {
+    let Some(url) = common::postgres_url("postgres_survives_60_kills") else {
         return;
     };
-    let schema = format!("gate_test_{}", random_suffix());
+    let schema = format!("gate_test_{}", common::random_suffix());
     let outcome = crash_loop(&url, Some(&schema), 60, 30).await;
     assert!(outcome.killed > 10, "killed only {}", outcome.killed);
     gate_ledger::drop_pg_schema(&url, &schema).await.expect("drop schema");

@@ -7,8 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{charge, postgres_url, random_suffix, temp_dir};
-use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION, State, StoreKind, open, open_store, open_with};
+use gate_ledger::{StoreKind, open};
 
 #[tokio::test]
 async fn memory_url_opens_the_memory_store() {
@@ -25,8 +24,31 @@ async fn unknown_urls_are_refused() {
     }
 }
 
+// Without its feature a store's URL is refused as clearly as an unknown one,
+// and the message names the feature to turn on.
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+#[tokio::test]
+async fn urls_of_stores_left_out_name_their_feature() {
+    let left_out: &[(&str, &str)] = &[
+        #[cfg(not(feature = "sqlite"))]
+        ("sqlite:gate.db", "`sqlite` feature"),
+        #[cfg(not(feature = "postgres"))]
+        ("postgres://root@127.0.0.1/test", "`postgres` feature"),
+        #[cfg(not(feature = "postgres"))]
+        ("postgresql://root@127.0.0.1/test", "`postgres` feature"),
+    ];
+    for (url, feature) in left_out {
+        let e = open(url).await.expect_err(url);
+        assert!(e.is_invalid_url(), "{url}: {e}");
+        assert!(e.to_string().contains(feature), "{url}: {e}");
+        assert!(e.to_string().contains(&format!("`{url}`")), "{url}: {e}");
+    }
+}
+
+#[cfg(feature = "postgres")]
 #[tokio::test]
 async fn unreachable_postgres_is_unavailable() {
+    use gate_ledger::{LedgerConfig, open_with};
     let config = LedgerConfig {
         busy_timeout: Duration::from_secs(1),
         ..LedgerConfig::default()
@@ -38,9 +60,11 @@ async fn unreachable_postgres_is_unavailable() {
     assert!(e.is_unavailable(), "{e}");
 }
 
+#[cfg(feature = "postgres")]
 #[tokio::test]
 async fn bad_schema_names_are_refused() {
-    let Some(url) = postgres_url("bad_schema_names_are_refused") else {
+    use gate_ledger::{LedgerConfig, open_with};
+    let Some(url) = common::postgres_url("bad_schema_names_are_refused") else {
         return;
     };
     let config = LedgerConfig {
@@ -51,8 +75,11 @@ async fn bad_schema_names_are_refused() {
     assert!(e.is_invalid_input(), "{e}");
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_file_is_created_and_survives_reopening() {
+    use common::{charge, temp_dir};
+    use gate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State, open_store};
     let dir = temp_dir("open");
     let path = dir.join("nested-name.db");
     assert!(!path.exists());
@@ -78,9 +105,12 @@ async fn sqlite_file_is_created_and_survives_reopening() {
     assert_eq!(SCHEMA_VERSION, 2);
 }
 
+#[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_schema_is_isolated() {
-    let Some(url) = postgres_url("postgres_schema_is_isolated") else {
+    use common::{charge, random_suffix};
+    use gate_ledger::{Claim, LedgerConfig, open_with};
+    let Some(url) = common::postgres_url("postgres_schema_is_isolated") else {
         return;
     };
     let (a, b) = (
@@ -108,12 +138,14 @@ async fn postgres_schema_is_isolated() {
 }
 
 /// Version 1's decision log as it was created, and one record in it.
+#[cfg(feature = "sqlite")]
 const V1_DECISIONS: &str = "CREATE TABLE gate_decisions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at BIGINT NOT NULL, task_id TEXT NOT NULL,
     user_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, class TEXT NOT NULL,
     action TEXT NOT NULL, attempt BIGINT NOT NULL, attempts_used BIGINT NOT NULL,
     repair_tokens BIGINT NOT NULL, latency_added_ms BIGINT NOT NULL, message_hash TEXT NOT NULL,
     intent_key TEXT)";
+#[cfg(feature = "sqlite")]
 const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_id, tool, class, action, \
     attempt, attempts_used, repair_tokens, latency_added_ms, message_hash, intent_key) \
     VALUES (1, 'old-task', 'u', 'c1', 'lookup', 'none', 'return', 1, 0, 0, 0, 'h', NULL)";
@@ -121,8 +153,11 @@ const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_
 // A file written by version 1 (its intents table, its free-string decision
 // log) opens under version 2: the intents are kept, the old log moves to
 // gate_decisions_v1 untouched, and the new typed log starts empty.
+#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_1_sqlite_file_upgrades_keeping_its_records() {
+    use common::{charge, temp_dir};
+    use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION, open_store};
     use sqlx::ConnectOptions;
     use std::str::FromStr;
     let dir = temp_dir("v1");

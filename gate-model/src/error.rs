@@ -35,6 +35,7 @@ enum Kind {
         timeout: bool,
     },
     ScriptExhausted,
+    #[cfg(feature = "openai")]
     Config,
 }
 
@@ -59,10 +60,12 @@ impl ModelError {
         Self::new(Kind::ScriptExhausted, detail)
     }
 
+    #[cfg(feature = "openai")]
     pub(crate) fn config(detail: impl Into<String>) -> Self {
         Self::new(Kind::Config, detail)
     }
 
+    #[cfg(feature = "openai")]
     pub(crate) fn with_cause(mut self, cause: impl Into<Cause>) -> Self {
         self.cause = Some(cause.into());
         self
@@ -132,8 +135,14 @@ impl ModelError {
     }
 
     /// The back end could not be set up (invalid base URL, TLS setup failed).
+    /// Only the HTTP client (feature `openai`) has a setup that can fail, so
+    /// without it this is always false.
     pub fn is_config(&self) -> bool {
-        matches!(self.kind, Kind::Config)
+        #[cfg(feature = "openai")]
+        let config = matches!(self.kind, Kind::Config);
+        #[cfg(not(feature = "openai"))]
+        let config = false;
+        config
     }
 
     /// Whether asking again later may succeed: rate limits, transport errors,
@@ -143,7 +152,9 @@ impl ModelError {
         match self.kind {
             Kind::RateLimited { .. } | Kind::Transport { .. } => true,
             Kind::HttpStatus { status, .. } => status == 408 || status == 409 || status >= 500,
-            Kind::Malformed | Kind::ScriptExhausted | Kind::Config => false,
+            Kind::Malformed | Kind::ScriptExhausted => false,
+            #[cfg(feature = "openai")]
+            Kind::Config => false,
         }
     }
 
@@ -155,6 +166,7 @@ impl ModelError {
             Kind::Transport { timeout: true } => "model request timed out",
             Kind::Transport { timeout: false } => "model transport error",
             Kind::ScriptExhausted => "script exhausted",
+            #[cfg(feature = "openai")]
             Kind::Config => "model configuration error",
         }
     }
@@ -199,6 +211,7 @@ mod tests {
             ModelError::malformed("not JSON"),
             ModelError::transport(false, "refused"),
             ModelError::script_exhausted("3 turns"),
+            #[cfg(feature = "openai")]
             ModelError::config("bad url"),
         ];
         for (i, e) in errors.iter().enumerate() {
@@ -208,6 +221,7 @@ mod tests {
                 e.is_malformed_response(),
                 e.is_transport(),
                 e.is_script_exhausted(),
+                #[cfg(feature = "openai")]
                 e.is_config(),
             ];
             let expected: Vec<bool> = (0..flags.len()).map(|j| j == i).collect();
@@ -225,6 +239,7 @@ mod tests {
         assert!(!ModelError::script_exhausted("").is_retryable());
     }
 
+    #[cfg(feature = "openai")]
     #[test]
     fn source_exposes_the_cause() {
         let e = ModelError::malformed("x").with_cause(std::io::Error::other("inner"));

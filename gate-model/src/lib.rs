@@ -8,7 +8,8 @@
 //! - [`ScriptedModel`] replays a conversation file (JSON Lines, one turn per
 //!   line) deterministically, including invalid arguments and scripted errors;
 //! - [`OpenAiCompatible`] speaks the OpenAI Chat Completions tool-calling
-//!   format to any compatible server.
+//!   format to any compatible server (feature `openai`, on by default; it is
+//!   the only part of the crate that needs an HTTP client and TLS).
 //!
 //! Tool-call arguments stay the raw text the model produced, valid JSON or not:
 //! deciding what to do with a malformed call is the gate's job, not the
@@ -45,6 +46,7 @@
 
 mod error;
 mod message;
+#[cfg(feature = "openai")]
 mod openai;
 mod provider;
 mod scripted;
@@ -53,8 +55,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use error::ModelError;
-pub use message::{Message, ToolCallRequest, Turn, Usage};
-pub use openai::{DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, OpenAiCompatible, TOOL_ERROR_PREFIX, marked_as_error};
+pub use message::{Message, TOOL_ERROR_PREFIX, ToolCallRequest, Turn, Usage, marked_as_error};
+#[cfg(feature = "openai")]
+pub use openai::{DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, OpenAiCompatible};
 pub use provider::{Provider, UnknownProvider};
 pub use scripted::{ScriptError, ScriptedModel};
 

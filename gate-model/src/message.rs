@@ -89,3 +89,24 @@ impl Turn {
         self.tool_calls.is_empty()
     }
 }
+
+/// Prefix put before the content of an error tool result, since OpenAI's
+/// `role: tool` message has no error flag.
+pub const TOOL_ERROR_PREFIX: &str = "Error: ";
+
+/// The content of an error tool result for an API without an error flag:
+/// prefixed with [`TOOL_ERROR_PREFIX`] unless it already starts with "error"
+/// (any case), so the one bit gate knows is not lost and never doubled.
+///
+/// ```
+/// assert_eq!(gate_model::marked_as_error("card declined"), "Error: card declined");
+/// assert_eq!(gate_model::marked_as_error("ERROR 42"), "ERROR 42");
+/// ```
+pub fn marked_as_error(content: &str) -> std::borrow::Cow<'_, str> {
+    let already_marked = content.get(..5).is_some_and(|head| head.eq_ignore_ascii_case("error"));
+    if already_marked {
+        std::borrow::Cow::Borrowed(content)
+    } else {
+        std::borrow::Cow::Owned(format!("{TOOL_ERROR_PREFIX}{content}"))
+    }
+}

@@ -78,7 +78,8 @@ impl GateError {
     }
 
     /// The store URL is not one gate understands (`memory:`, `sqlite:PATH`,
-    /// `postgres://…`).
+    /// `postgres://…`), or names a store whose cargo feature (`sqlite`,
+    /// `postgres`) this build leaves out.
     pub fn is_invalid_store_url(&self) -> bool {
         self.kind == Kind::InvalidStoreUrl
     }
@@ -164,6 +165,11 @@ impl GateBuilder {
     /// The store by URL: `sqlite:FILE` (default `sqlite:gate.db`),
     /// `postgres://…`, or `memory:`. Every gate on the same store shares its
     /// tasks and its users' token windows.
+    ///
+    /// SQLite needs the `sqlite` feature (on by default) and PostgreSQL the
+    /// `postgres` feature. The default stays SQLite in every build, so a
+    /// build without `sqlite` must name its store: `build` refuses the
+    /// default rather than quietly keeping intents in memory.
     pub fn store(mut self, url: impl Into<String>) -> Self {
         self.store = url.into();
         self

@@ -83,6 +83,7 @@ impl Harness {
             Ok(store) => store,
             Err(e) => {
                 // Opening may fail after the schema was created; leave nothing behind.
+                #[cfg(feature = "postgres")]
                 if let Some(schema) = &schema {
                     let _ = gate_ledger::drop_pg_schema(&url, schema).await;
                 }
@@ -107,6 +108,7 @@ impl Harness {
         if let Some(dir) = &self.dir {
             let _ = std::fs::remove_dir_all(dir);
         }
+        #[cfg(feature = "postgres")]
         if let Some(schema) = &self.schema {
             gate_ledger::drop_pg_schema(&self.url, schema)
                 .await
@@ -145,7 +147,8 @@ pub fn charge(label: &str) -> ClaimRequest {
 }
 
 /// Generates one test per case and store. `sql_only` cases inject failures
-/// into a real SQL store and have no memory counterpart.
+/// into a real SQL store and have no memory counterpart. A store whose cargo
+/// feature is off has no tests.
 #[allow(unused_macros)]
 macro_rules! suite {
     (all: [$($case:ident),* $(,)?], sql_only: [$($sql:ident),* $(,)?]) => {
@@ -161,6 +164,7 @@ macro_rules! suite {
                 }
             )*
         }
+        #[cfg(feature = "sqlite")]
         mod sqlite {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,6 +187,7 @@ macro_rules! suite {
                 }
             )*
         }
+        #[cfg(feature = "postgres")]
         mod postgres {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
