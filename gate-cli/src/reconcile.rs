@@ -14,7 +14,7 @@ use gate::ledger::{Resolution, ResolveRequest, State, Storage, TaskRecord};
 use gate::runtime::DEFAULT_STORE;
 use serde_json::Value;
 
-use crate::html_report::fmt_time;
+use crate::html_report::date::fmt_time;
 use crate::{UsageError, runtime};
 
 /// How many intents and tasks `list` (and the look-ups around `resolve` and

@@ -6,7 +6,7 @@
 //! The renderer is a private module of the `gate` binary, so it is compiled
 //! into this test directly.
 
-#[path = "../src/html_report.rs"]
+#[path = "../src/html_report/mod.rs"]
 mod html_report;
 
 use std::path::{Path, PathBuf};

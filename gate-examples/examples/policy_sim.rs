@@ -6,15 +6,12 @@
 //! cargo run --release -p gate-examples --example policy_sim -- --mix write-timeout --json
 //! ```
 //!
-//! The simulation itself lives in `src/sim.rs` (included here by path, so
-//! the integration test can drive the same code); see its module docs.
-
-#[path = "../src/sim.rs"]
-mod sim;
+//! The simulation itself is `gate_examples::sim` (the integration test
+//! drives the same code); see its module docs.
 
 use std::process::ExitCode;
 
-use sim::{Mix, Params, PydanticMessages};
+use gate_examples::sim::{self, Mix, Params, PydanticMessages};
 
 const USAGE: &str = "\
 usage: policy_sim [options]

@@ -3,11 +3,7 @@
 //! confirm is in the ledger, gate's token meter agrees with the simulation's
 //! formula, and the same seed gives the same table.
 
-#[allow(dead_code)]
-#[path = "../src/sim.rs"]
-mod sim;
-
-use sim::{Mix, Params, Policy, Report, Row};
+use gate_examples::sim::{self, Mix, Params, Policy, Report, Row};
 
 fn params(tasks: u64, seed: u64) -> Params {
     Params {

@@ -6,6 +6,10 @@
 //! It also carries out the null rule: an explicit `null` for a property that
 //! is not required and whose schema rejects null counts as absent, and is
 //! recorded for removal from the text handed on.
+//!
+//! What each violation says, in words, is [`crate::render`]'s: this module
+//! decides the kind, the path and which rules or values were broken, and
+//! passes those on to be worded.
 
 use std::collections::HashSet;
 
@@ -13,9 +17,12 @@ use serde_json::Value;
 
 use crate::MAX_SCHEMA_DEPTH;
 use crate::check::{self, NumFail, StrFail};
-use crate::render::{self, LIST_BUDGET_CHARS, got, plural, pointer_segment, pointer_target, target_str};
+use crate::render::{
+    self, array_constraints, got, number_constraints, one_of_values, plural, pointer_segment, pointer_target,
+    string_constraints, target_str, type_names,
+};
 use crate::report::{Violation, ViolationKind};
-use crate::schema::{Bound, Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING};
+use crate::schema::{Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING};
 use crate::suggest;
 use crate::tree::Tree;
 
@@ -101,57 +108,6 @@ fn value_type_bit(v: &Value) -> u8 {
     }
 }
 
-/// The text an allowed value is compared with for "closest first": a
-/// string itself, anything else its JSON.
-fn value_key(v: &Value, rendered: &str) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        _ => rendered.to_string(),
-    }
-}
-
-/// The same for what was sent; nothing for arrays and objects.
-fn sent_key(t: &Tree) -> Option<String> {
-    match t {
-        Tree::Str(s) => Some(s.clone()),
-        Tree::Null => Some("null".into()),
-        Tree::Bool(b) => Some(b.to_string()),
-        Tree::Num(n) => Some(n.render()),
-        Tree::Arr(_) | Tree::Obj(_) => None,
-    }
-}
-
-/// `one of "a", "b", "c"`: the allowed values, each whole (they are targets;
-/// see [`crate::render`]). All of them in schema order while they fit in
-/// [`LIST_BUDGET_CHARS`]; past it, the closest to what was `sent` first, as
-/// many as fit, and how many more there are.
-fn one_of_values(values: &[Value], sent: Option<&Tree>) -> String {
-    if values.len() == 1 {
-        return render::target_value(&values[0]);
-    }
-    let rendered: Vec<String> = values.iter().map(render::target_value).collect();
-    let owned_keys: Vec<String> = values.iter().zip(&rendered).map(|(v, r)| value_key(v, r)).collect();
-    let keys: Vec<&str> = owned_keys.iter().map(String::as_str).collect();
-    let sent = sent.and_then(sent_key);
-    let l = suggest::listing(&rendered, &keys, sent.as_deref(), LIST_BUDGET_CHARS, false);
-    let shown = l.joined(&rendered);
-    if l.more == 0 {
-        format!("one of {shown}")
-    } else if l.closest_first {
-        format!(
-            "one of {} values, closest first: {shown}, … and {} more not listed",
-            values.len(),
-            l.more
-        )
-    } else {
-        format!(
-            "one of {} values: {shown}, … and {} more not listed",
-            values.len(),
-            l.more
-        )
-    }
-}
-
 impl<'a> Diag<'a> {
     /// The set of types a node can accept at all, looking through applicators.
     fn type_set(&self, id: NodeId, depth: u32) -> u8 {
@@ -220,11 +176,11 @@ impl<'a> Diag<'a> {
         for (b, name) in type_names(t) {
             let mut s = name.to_string();
             if b == T_STRING {
-                s.push_str(&self.string_constraints(n));
+                s.push_str(&string_constraints(n.string.as_ref()));
             } else if b == T_INTEGER || b == T_NUMBER {
-                s.push_str(&number_constraints(n));
+                s.push_str(&number_constraints(n.num.as_ref()));
             } else if b == T_ARRAY {
-                s.push_str(&array_constraints(n));
+                s.push_str(&array_constraints(n.array.as_ref()));
             }
             names.push(s);
         }
@@ -246,28 +202,6 @@ impl<'a> Diag<'a> {
             "no value at all".into()
         } else {
             names.join(" or ")
-        }
-    }
-
-    fn string_constraints(&self, n: &Node) -> String {
-        let Some(r) = &n.string else {
-            return String::new();
-        };
-        let mut parts = Vec::new();
-        match (r.min_length, r.max_length) {
-            (Some(a), Some(b)) if a == b => parts.push(format!("of exactly {}", plural(a, "character", "characters"))),
-            (Some(a), Some(b)) => parts.push(format!("of {a} to {b} characters")),
-            (Some(a), None) => parts.push(format!("of at least {}", plural(a, "character", "characters"))),
-            (None, Some(b)) => parts.push(format!("of at most {}", plural(b, "character", "characters"))),
-            (None, None) => {}
-        }
-        if let Some((p, _)) = &r.pattern {
-            parts.push(format!("matching {}", render::short_pattern(p)));
-        }
-        if parts.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", parts.join(" and "))
         }
     }
 
@@ -560,7 +494,7 @@ impl<'a> Diag<'a> {
                             } else {
                                 "integer"
                             };
-                            format!("{base}{}", number_constraints(n))
+                            format!("{base}{}", number_constraints(n.num.as_ref()))
                         }
                     };
                     let kind = if fail == NumFail::NotInteger {
@@ -579,7 +513,7 @@ impl<'a> Diag<'a> {
                         StrFail::Length => ViolationKind::Length,
                         StrFail::Pattern => ViolationKind::Pattern,
                     };
-                    let expected = format!("string{}", self.string_constraints(n));
+                    let expected = format!("string{}", string_constraints(n.string.as_ref()));
                     let mut g = got(t);
                     if fail == StrFail::Length {
                         g.push_str(&format!(
@@ -603,7 +537,7 @@ impl<'a> Diag<'a> {
         };
         let count = items.len() as u64;
         if r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m) {
-            let expected = format!("array{}", array_constraints(n));
+            let expected = format!("array{}", array_constraints(n.array.as_ref()));
             out.violations.push(self.violation(
                 ViolationKind::ItemCount,
                 expected,
@@ -643,15 +577,9 @@ impl<'a> Diag<'a> {
         };
         let count = fields.len() as u64;
         if r.min_properties.is_some_and(|m| count < m) || r.max_properties.is_some_and(|m| count > m) {
-            let expected = match (r.min_properties, r.max_properties) {
-                (Some(a), Some(b)) => format!("object with {a} to {b} fields"),
-                (Some(a), None) => format!("object with at least {}", plural(a, "field", "fields")),
-                (None, Some(b)) => format!("object with at most {}", plural(b, "field", "fields")),
-                (None, None) => "object".into(),
-            };
             out.violations.push(self.violation(
                 ViolationKind::PropertyCount,
-                expected,
+                render::property_count(r.min_properties, r.max_properties),
                 plural(count, "field", "fields"),
             ));
         }
@@ -704,7 +632,11 @@ impl<'a> Diag<'a> {
                 }
                 if !matched && let Some(a) = r.additional {
                     if self.nodes[a].always == Some(false) {
-                        let v = self.unknown_field(r, key, value, listed_allowed);
+                        let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
+                        let text = render::unknown_field(&names, key, value, listed_allowed);
+                        let v = self
+                            .violation(ViolationKind::UnknownField, text.expected, text.got)
+                            .with_hint(Some(text.hint));
                         listed_allowed |= v.hint.as_deref().is_some_and(|h| h.starts_with("allowed"));
                         out.violations.push(v);
                     } else {
@@ -739,139 +671,6 @@ impl<'a> Diag<'a> {
             }
         }
     }
-
-    /// `already_listed` says the allowed fields were already listed for this object,
-    /// so one line lists them and later ones point back.
-    fn unknown_field(&self, r: &crate::schema::ObjRules, key: &str, value: &Tree, already_listed: bool) -> Violation {
-        let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
-        let rendered: Vec<String> = names.iter().map(|k| render::code(k)).collect();
-        let l = suggest::listing(&rendered, &names, Some(key), LIST_BUDGET_CHARS, false);
-        let shown = l.joined(&rendered);
-        let allowed = if names.is_empty() {
-            "no fields are allowed here".to_string()
-        } else if l.more == 0 {
-            format!("allowed fields: {shown}")
-        } else {
-            format!(
-                "allowed fields ({} in all), closest first: {shown}, … and {} more not listed",
-                names.len(),
-                l.more
-            )
-        };
-        let hint = match suggest::did_you_mean(key, names.iter().copied()) {
-            Some(m) => format!("did you mean {}?", render::code(m)),
-            None if already_listed && !names.is_empty() => {
-                "remove it (the allowed fields are listed above)".to_string()
-            }
-            None => allowed.clone(),
-        };
-        Violation::new(
-            &self.path,
-            ViolationKind::UnknownField,
-            allowed,
-            format!("field `{}` with {}", render::short_name(key), got(value)),
-        )
-        .with_hint(Some(hint))
-    }
-}
-
-fn bound_order(a: Bound, b: Bound) -> std::cmp::Ordering {
-    match (a, b) {
-        (Bound::Int(x), Bound::Int(y)) => x.cmp(&y),
-        _ => {
-            let f = |b: Bound| match b {
-                Bound::Int(i) => i as f64,
-                Bound::Float(f) => f,
-            };
-            f(a).total_cmp(&f(b))
-        }
-    }
-}
-
-/// ` ≥ 0`, ` from 0 to 255`, ` > 0 and ≤ 10`: the tightest bounds, in words.
-fn number_constraints(n: &Node) -> String {
-    let Some(r) = &n.num else {
-        return String::new();
-    };
-    // (bound, inclusive)
-    let mut lo: Option<(Bound, bool)> = None;
-    let mut hi: Option<(Bound, bool)> = None;
-    let mut tighten_lo = |b: Bound, inc: bool| {
-        if lo.is_none_or(|(c, ci)| match bound_order(b, c) {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Equal => ci && !inc,
-            std::cmp::Ordering::Less => false,
-        }) {
-            lo = Some((b, inc));
-        }
-    };
-    if let Some((_, l, _)) = r.int_format {
-        // 64-bit ranges are what "integer" already means to a model; only
-        // narrower formats are worth spelling out.
-        if l > i64::MIN as i128 {
-            tighten_lo(Bound::Int(l), true);
-        }
-    }
-    if let Some(b) = r.minimum {
-        tighten_lo(b, true);
-    }
-    if let Some(b) = r.exclusive_minimum {
-        tighten_lo(b, false);
-    }
-    let mut tighten_hi = |b: Bound, inc: bool| {
-        if hi.is_none_or(|(c, ci)| match bound_order(b, c) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Equal => ci && !inc,
-            std::cmp::Ordering::Greater => false,
-        }) {
-            hi = Some((b, inc));
-        }
-    };
-    if let Some((_, _, h)) = r.int_format
-        && h < i64::MAX as i128
-    {
-        tighten_hi(Bound::Int(h), true);
-    }
-    if let Some(b) = r.maximum {
-        tighten_hi(b, true);
-    }
-    if let Some(b) = r.exclusive_maximum {
-        tighten_hi(b, false);
-    }
-    let mut s = match (lo, hi) {
-        (Some((a, true)), Some((b, true))) => format!(" from {} to {}", a.render(), b.render()),
-        (Some((a, ai)), Some((b, bi))) => format!(
-            " {} {} and {} {}",
-            if ai { "≥" } else { ">" },
-            a.render(),
-            if bi { "≤" } else { "<" },
-            b.render()
-        ),
-        (Some((a, ai)), None) => format!(" {} {}", if ai { "≥" } else { ">" }, a.render()),
-        (None, Some((b, bi))) => format!(" {} {}", if bi { "≤" } else { "<" }, b.render()),
-        (None, None) => String::new(),
-    };
-    if let Some(m) = r.multiple_of {
-        s.push_str(&format!(" that is a multiple of {}", crate::schema::render_f64(m)));
-    }
-    s
-}
-
-fn array_constraints(n: &Node) -> String {
-    let Some(r) = &n.array else {
-        return String::new();
-    };
-    let mut s = match (r.min_items, r.max_items) {
-        (Some(a), Some(b)) if a == b => format!(" of exactly {}", plural(a, "item", "items")),
-        (Some(a), Some(b)) => format!(" of {a} to {b} items"),
-        (Some(a), None) => format!(" of at least {}", plural(a, "item", "items")),
-        (None, Some(b)) => format!(" of at most {}", plural(b, "item", "items")),
-        (None, None) => String::new(),
-    };
-    if r.unique_items {
-        s.push_str(" with no repeated items");
-    }
-    s
 }
 
 /// A canonical text form for `uniqueItems`: equal exactly when JSON Schema
@@ -905,20 +704,4 @@ fn canonical(t: &Tree) -> String {
             s
         }
     }
-}
-
-/// The JSON types in the set `t`, each with its bit, in the order messages
-/// name them; `integer` is left out where `number` already covers it.
-fn type_names(t: u8) -> impl Iterator<Item = (u8, &'static str)> {
-    [
-        (T_OBJECT, "object"),
-        (T_ARRAY, "array"),
-        (T_STRING, "string"),
-        (T_NUMBER, "number"),
-        (T_INTEGER, "integer"),
-        (T_BOOL, "boolean"),
-        (T_NULL, "null"),
-    ]
-    .into_iter()
-    .filter(move |&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
 }

@@ -1,4 +1,8 @@
-//! Short, deterministic, single-line renderings for rejection texts.
+//! Short, deterministic, single-line renderings for rejection texts, and the
+//! English the model reads for what was expected: a value list, a type's
+//! constraints, the allowed fields. [`crate::diagnose`] finds what is wrong
+//! and where; the words are chosen here, from the schema rules and values it
+//! hands over, so the wording can change without touching the analysis.
 //!
 //! Two kinds of text end up in a rejection, and they follow opposite rules.
 //!
@@ -23,6 +27,12 @@
 //! listed even if it alone is longer than the budget, and a value that would
 //! cross the budget is left out whole and counted.
 
+use serde_json::Value;
+
+use crate::schema::{
+    ArrRules, Bound, NumRules, StrRules, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING, render_f64,
+};
+use crate::suggest;
 use crate::tree::Tree;
 
 /// Longest prefix of a *sent* value echoed back, in characters. Targets
@@ -78,7 +88,7 @@ pub(crate) fn code(s: &str) -> String {
 }
 
 /// An allowed value (enum member, `const`), whole, as one line of JSON.
-pub(crate) fn target_value(v: &serde_json::Value) -> String {
+fn target_value(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
@@ -163,7 +173,7 @@ pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// A pattern for display: cut at 80 characters, control characters escaped.
-pub(crate) fn short_pattern(p: &str) -> String {
+fn short_pattern(p: &str) -> String {
     let mut out = String::new();
     for (i, c) in p.chars().enumerate() {
         if i == 80 {
@@ -177,4 +187,252 @@ pub(crate) fn short_pattern(p: &str) -> String {
         }
     }
     out
+}
+
+/// The text an allowed value is compared with for "closest first": a
+/// string itself, anything else its JSON.
+fn value_key(v: &Value, rendered: &str) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        _ => rendered.to_string(),
+    }
+}
+
+/// The same for what was sent; nothing for arrays and objects.
+fn sent_key(t: &Tree) -> Option<String> {
+    match t {
+        Tree::Str(s) => Some(s.clone()),
+        Tree::Null => Some("null".into()),
+        Tree::Bool(b) => Some(b.to_string()),
+        Tree::Num(n) => Some(n.render()),
+        Tree::Arr(_) | Tree::Obj(_) => None,
+    }
+}
+
+/// `one of "a", "b", "c"`: the allowed values, each whole (they are targets;
+/// see the module docs). All of them in schema order while they fit in
+/// [`LIST_BUDGET_CHARS`]; past it, the closest to what was `sent` first, as
+/// many as fit, and how many more there are.
+pub(crate) fn one_of_values(values: &[Value], sent: Option<&Tree>) -> String {
+    if values.len() == 1 {
+        return target_value(&values[0]);
+    }
+    let rendered: Vec<String> = values.iter().map(target_value).collect();
+    let owned_keys: Vec<String> = values.iter().zip(&rendered).map(|(v, r)| value_key(v, r)).collect();
+    let keys: Vec<&str> = owned_keys.iter().map(String::as_str).collect();
+    let sent = sent.and_then(sent_key);
+    let l = suggest::listing(&rendered, &keys, sent.as_deref(), LIST_BUDGET_CHARS, false);
+    let shown = l.joined(&rendered);
+    if l.more == 0 {
+        format!("one of {shown}")
+    } else if l.closest_first {
+        format!(
+            "one of {} values, closest first: {shown}, … and {} more not listed",
+            values.len(),
+            l.more
+        )
+    } else {
+        format!(
+            "one of {} values: {shown}, … and {} more not listed",
+            values.len(),
+            l.more
+        )
+    }
+}
+
+/// ` of 3 to 8 characters and matching ^[a-z]+$`: a string's rules, in
+/// words, to follow `string`; nothing for a string without rules.
+pub(crate) fn string_constraints(rules: Option<&StrRules>) -> String {
+    let Some(r) = rules else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    match (r.min_length, r.max_length) {
+        (Some(a), Some(b)) if a == b => parts.push(format!("of exactly {}", plural(a, "character", "characters"))),
+        (Some(a), Some(b)) => parts.push(format!("of {a} to {b} characters")),
+        (Some(a), None) => parts.push(format!("of at least {}", plural(a, "character", "characters"))),
+        (None, Some(b)) => parts.push(format!("of at most {}", plural(b, "character", "characters"))),
+        (None, None) => {}
+    }
+    if let Some((p, _)) = &r.pattern {
+        parts.push(format!("matching {}", short_pattern(p)));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", parts.join(" and "))
+    }
+}
+
+/// Orders two bounds by value, whether integer or float.
+fn bound_order(a: Bound, b: Bound) -> std::cmp::Ordering {
+    match (a, b) {
+        (Bound::Int(x), Bound::Int(y)) => x.cmp(&y),
+        _ => {
+            let f = |b: Bound| match b {
+                Bound::Int(i) => i as f64,
+                Bound::Float(f) => f,
+            };
+            f(a).total_cmp(&f(b))
+        }
+    }
+}
+
+/// ` ≥ 0`, ` from 0 to 255`, ` > 0 and ≤ 10`: the tightest bounds, in words,
+/// to follow `integer` or `number`; nothing for a number without rules.
+pub(crate) fn number_constraints(rules: Option<&NumRules>) -> String {
+    let Some(r) = rules else {
+        return String::new();
+    };
+    // (bound, inclusive)
+    let mut lo: Option<(Bound, bool)> = None;
+    let mut hi: Option<(Bound, bool)> = None;
+    let mut tighten_lo = |b: Bound, inc: bool| {
+        if lo.is_none_or(|(c, ci)| match bound_order(b, c) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => ci && !inc,
+            std::cmp::Ordering::Less => false,
+        }) {
+            lo = Some((b, inc));
+        }
+    };
+    if let Some((_, l, _)) = r.int_format {
+        // 64-bit ranges are what "integer" already means to a model; only
+        // narrower formats are worth spelling out.
+        if l > i64::MIN as i128 {
+            tighten_lo(Bound::Int(l), true);
+        }
+    }
+    if let Some(b) = r.minimum {
+        tighten_lo(b, true);
+    }
+    if let Some(b) = r.exclusive_minimum {
+        tighten_lo(b, false);
+    }
+    let mut tighten_hi = |b: Bound, inc: bool| {
+        if hi.is_none_or(|(c, ci)| match bound_order(b, c) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Equal => ci && !inc,
+            std::cmp::Ordering::Greater => false,
+        }) {
+            hi = Some((b, inc));
+        }
+    };
+    if let Some((_, _, h)) = r.int_format
+        && h < i64::MAX as i128
+    {
+        tighten_hi(Bound::Int(h), true);
+    }
+    if let Some(b) = r.maximum {
+        tighten_hi(b, true);
+    }
+    if let Some(b) = r.exclusive_maximum {
+        tighten_hi(b, false);
+    }
+    let mut s = match (lo, hi) {
+        (Some((a, true)), Some((b, true))) => format!(" from {} to {}", a.render(), b.render()),
+        (Some((a, ai)), Some((b, bi))) => format!(
+            " {} {} and {} {}",
+            if ai { "≥" } else { ">" },
+            a.render(),
+            if bi { "≤" } else { "<" },
+            b.render()
+        ),
+        (Some((a, ai)), None) => format!(" {} {}", if ai { "≥" } else { ">" }, a.render()),
+        (None, Some((b, bi))) => format!(" {} {}", if bi { "≤" } else { "<" }, b.render()),
+        (None, None) => String::new(),
+    };
+    if let Some(m) = r.multiple_of {
+        s.push_str(&format!(" that is a multiple of {}", render_f64(m)));
+    }
+    s
+}
+
+/// ` of at most 3 items with no repeated items`: an array's rules, in words,
+/// to follow `array`; nothing for an array without rules.
+pub(crate) fn array_constraints(rules: Option<&ArrRules>) -> String {
+    let Some(r) = rules else {
+        return String::new();
+    };
+    let mut s = match (r.min_items, r.max_items) {
+        (Some(a), Some(b)) if a == b => format!(" of exactly {}", plural(a, "item", "items")),
+        (Some(a), Some(b)) => format!(" of {a} to {b} items"),
+        (Some(a), None) => format!(" of at least {}", plural(a, "item", "items")),
+        (None, Some(b)) => format!(" of at most {}", plural(b, "item", "items")),
+        (None, None) => String::new(),
+    };
+    if r.unique_items {
+        s.push_str(" with no repeated items");
+    }
+    s
+}
+
+/// The wording of a field the schema does not declare: what is allowed
+/// there, what was sent and the hint, given the object's declared field
+/// `names`, the `key` sent and its `value`. `already_listed` says the allowed
+/// fields were already listed for this object, so one line lists them and
+/// later ones point back.
+pub(crate) fn unknown_field(names: &[&str], key: &str, value: &Tree, already_listed: bool) -> UnknownFieldText {
+    let rendered: Vec<String> = names.iter().map(|k| code(k)).collect();
+    let l = suggest::listing(&rendered, names, Some(key), LIST_BUDGET_CHARS, false);
+    let shown = l.joined(&rendered);
+    let allowed = if names.is_empty() {
+        "no fields are allowed here".to_string()
+    } else if l.more == 0 {
+        format!("allowed fields: {shown}")
+    } else {
+        format!(
+            "allowed fields ({} in all), closest first: {shown}, … and {} more not listed",
+            names.len(),
+            l.more
+        )
+    };
+    let hint = match suggest::did_you_mean(key, names.iter().copied()) {
+        Some(m) => format!("did you mean {}?", code(m)),
+        None if already_listed && !names.is_empty() => "remove it (the allowed fields are listed above)".to_string(),
+        None => allowed.clone(),
+    };
+    UnknownFieldText {
+        expected: allowed,
+        got: format!("field `{}` with {}", short_name(key), got(value)),
+        hint,
+    }
+}
+
+/// The three texts of an unknown-field violation, as [`unknown_field`]
+/// words them.
+pub(crate) struct UnknownFieldText {
+    /// The allowed fields, or that none are.
+    pub expected: String,
+    /// The field sent and what it held.
+    pub got: String,
+    /// A likely intended name, a pointer to the list above, or the list.
+    pub hint: String,
+}
+
+/// `object with 1 to 3 fields`: what an object breaking `minProperties` or
+/// `maxProperties` should have held.
+pub(crate) fn property_count(min: Option<u64>, max: Option<u64>) -> String {
+    match (min, max) {
+        (Some(a), Some(b)) => format!("object with {a} to {b} fields"),
+        (Some(a), None) => format!("object with at least {}", plural(a, "field", "fields")),
+        (None, Some(b)) => format!("object with at most {}", plural(b, "field", "fields")),
+        (None, None) => "object".into(),
+    }
+}
+
+/// The JSON types in the set `t`, each with its bit, in the order messages
+/// name them; `integer` is left out where `number` already covers it.
+pub(crate) fn type_names(t: u8) -> impl Iterator<Item = (u8, &'static str)> {
+    [
+        (T_OBJECT, "object"),
+        (T_ARRAY, "array"),
+        (T_STRING, "string"),
+        (T_NUMBER, "number"),
+        (T_INTEGER, "integer"),
+        (T_BOOL, "boolean"),
+        (T_NULL, "null"),
+    ]
+    .into_iter()
+    .filter(move |&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
 }
