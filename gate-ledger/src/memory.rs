@@ -640,6 +640,17 @@ mod tests {
         }
     }
 
+    /// The ids the log lists, in its order.
+    async fn logged_ids(ledger: &dyn crate::Storage) -> Vec<String> {
+        ledger
+            .list_decisions(&Default::default())
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|d| d.id)
+            .collect()
+    }
+
     // A process on the memory store runs for as long as it likes: its log
     // keeps the most recent records, once per id, and forgets the oldest.
     #[tokio::test]
@@ -657,23 +668,9 @@ mod tests {
             .await
             .expect("append");
         tx.commit().await.expect("commit");
-        let ids: Vec<String> = ledger
-            .list_decisions(&Default::default())
-            .await
-            .expect("list")
-            .into_iter()
-            .map(|d| d.id)
-            .collect();
-        assert_eq!(ids, ["d4", "d5", "d6"]);
+        assert_eq!(logged_ids(&*ledger).await, ["d4", "d5", "d6"]);
         // Once more, so the oldest record is no longer in the first place.
         ledger.append_decision(decision("d7")).await.expect("append");
-        let ids: Vec<String> = ledger
-            .list_decisions(&Default::default())
-            .await
-            .expect("list")
-            .into_iter()
-            .map(|d| d.id)
-            .collect();
-        assert_eq!(ids, ["d5", "d6", "d7"]);
+        assert_eq!(logged_ids(&*ledger).await, ["d5", "d6", "d7"]);
     }
 }
