@@ -16,10 +16,11 @@ use std::time::Duration;
 use gate_budget::{Reservation, TokenLimit, TokensExhausted};
 
 use crate::Storage;
-use crate::decision::{DecisionQuery, DecisionRecord};
+use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::ledger::{Ledger, StoreKind};
+use crate::reconcile::Reconcile;
 use crate::record::{Claim, ClaimRequest, Finish, Lease, LedgerRecord, ResolveRequest, SweepReport};
 use crate::task::{TaskRecord, TaskStore, TaskTransaction};
 use crate::time::Timestamp;
@@ -39,13 +40,13 @@ pub enum CommitKind {
     Finish,
     /// [`Ledger::release`].
     Release,
-    /// [`Ledger::resolve`].
+    /// [`Reconcile::resolve`].
     Resolve,
-    /// [`Ledger::sweep_expired_leases`].
+    /// [`Reconcile::sweep_expired_leases`].
     Sweep,
-    /// [`Ledger::purge_expired`].
+    /// [`Reconcile::purge_expired`].
     Purge,
-    /// [`Ledger::append_decision`]: one decision record on its own.
+    /// [`DecisionLog::append_decision`]: one decision record on its own.
     AppendDecision,
     /// [`TaskStore::reopen_task`].
     ReopenTask,
@@ -170,9 +171,6 @@ impl Ledger for CountingStore {
     fn now(&self) -> Timestamp {
         self.inner.now()
     }
-    fn retention(&self) -> Duration {
-        self.inner.retention()
-    }
     fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Result<Claim, LedgerError>> {
         Box::pin(self.counted_claim(CommitKind::Claim, self.inner.claim(req)))
     }
@@ -194,6 +192,15 @@ impl Ledger for CountingStore {
     fn get<'a>(&'a self, user: &'a str, key: &'a str) -> BoxFuture<'a, Result<Option<LedgerRecord>, LedgerError>> {
         self.inner.get(user, key)
     }
+    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
+        self.inner.close()
+    }
+}
+
+impl Reconcile for CountingStore {
+    fn retention(&self) -> Duration {
+        self.inner.retention()
+    }
     fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>> {
         self.inner.find(key)
     }
@@ -213,6 +220,9 @@ impl Ledger for CountingStore {
     fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Result<u64, LedgerError>> {
         Box::pin(self.counted(CommitKind::Purge, self.inner.purge_expired(now)))
     }
+}
+
+impl DecisionLog for CountingStore {
     fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), LedgerError>> {
         Box::pin(self.counted(CommitKind::AppendDecision, self.inner.append_decision(decision)))
     }
@@ -221,9 +231,6 @@ impl Ledger for CountingStore {
         query: &'a DecisionQuery,
     ) -> BoxFuture<'a, Result<Vec<DecisionRecord>, LedgerError>> {
         self.inner.list_decisions(query)
-    }
-    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
-        self.inner.close()
     }
 }
 

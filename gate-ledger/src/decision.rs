@@ -11,8 +11,34 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::LedgerError;
+use crate::future::BoxFuture;
 use crate::time::Timestamp;
 use crate::vocab::{Action, FailReason, FailureClass};
+
+/// The decision log of a store: appended by the runtime, read by
+/// `gate report`. A decision that must be durable with the task's state
+/// goes through a [`TaskTransaction`](crate::TaskTransaction) instead;
+/// this is the log on its own (a successful read's record, a report).
+pub trait DecisionLog: Send + Sync {
+    /// Appends one decision to the log. The store takes the record: a
+    /// store in memory keeps it as it is.
+    fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), LedgerError>>;
+
+    /// Decision records matching `query`, oldest first.
+    fn list_decisions<'a>(
+        &'a self,
+        query: &'a DecisionQuery,
+    ) -> BoxFuture<'a, Result<Vec<DecisionRecord>, LedgerError>>;
+
+    /// The `gate report` summary of the records matching `query`.
+    fn report<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Result<DecisionReport, LedgerError>> {
+        Box::pin(async move {
+            let records = self.list_decisions(query).await?;
+            Ok(DecisionReport::from_records(&records))
+        })
+    }
+}
 
 /// One decision of the runtime.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,7 +222,7 @@ pub struct DecisionReport {
 
 impl DecisionReport {
     /// Summarises `records`, which must be in log order (oldest first), as
-    /// [`crate::Ledger::list_decisions`] returns them.
+    /// [`DecisionLog::list_decisions`] returns them.
     pub fn from_records(records: &[DecisionRecord]) -> Self {
         let mut r = DecisionReport::default();
         let mut pairs: BTreeMap<(Option<FailureClass>, Action), u64> = BTreeMap::new();

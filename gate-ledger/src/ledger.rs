@@ -1,4 +1,5 @@
-//! The [`Ledger`] trait and the state machine every store shares.
+//! The [`Ledger`] trait (the intent protocol) and the state machine every
+//! store shares, behind it and behind [`Reconcile`] and [`DecisionLog`].
 //!
 //! The state machine is written once, in [`Core`], on top of a few primitive
 //! operations a store must provide atomically ([`Backend`]): insert-if-absent,
@@ -16,10 +17,11 @@ use serde_json::Value;
 
 use gate_budget::{TokenLimit, TokenWindow};
 
-use crate::decision::{DecisionQuery, DecisionRecord, DecisionReport};
+use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::keys::validate_key;
+use crate::reconcile::Reconcile;
 use crate::record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
@@ -64,18 +66,16 @@ pub enum StoreKind {
 /// record was not changed by it. A worker that decides not to dispatch after all
 /// (budget refused, shutdown) calls [`Ledger::release`].
 ///
-/// Every transition reads the ledger's [`Clock`] once; maintenance calls
-/// ([`Ledger::sweep_expired_leases`], [`Ledger::purge_expired`]) take the time
-/// explicitly so a job can run them "as of" a given moment.
+/// Every transition reads the ledger's [`Clock`] once. What comes after an
+/// unknown outcome (listing, resolving, the recovery sweep, retention) is
+/// [`Reconcile`]; the decision log is [`DecisionLog`]; a store has all three
+/// and the [`TaskStore`] ([`Storage`](crate::Storage)).
 pub trait Ledger: Send + Sync + fmt::Debug {
     /// Which store this is.
     fn store(&self) -> StoreKind;
 
     /// The ledger clock's current time.
     fn now(&self) -> Timestamp;
-
-    /// How long finished records are kept.
-    fn retention(&self) -> Duration;
 
     /// Claims `req.key` for `req.user` (see [`Claim`] for the answers).
     ///
@@ -117,53 +117,6 @@ pub trait Ledger: Send + Sync + fmt::Debug {
 
     /// The record of `key` for `user`.
     fn get<'a>(&'a self, user: &'a str, key: &'a str) -> BoxFuture<'a, Result<Option<LedgerRecord>, LedgerError>>;
-
-    /// Every record with `key`, whatever the user (for `gate reconcile show KEY`).
-    fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
-
-    /// Records that need a human: `OutcomeUnknown`, oldest dispatch first.
-    /// Run [`Ledger::sweep_expired_leases`] first so that calls whose worker
-    /// died while dispatched are listed too.
-    fn list_unresolved<'a>(&'a self, limit: u32) -> BoxFuture<'a, Result<Vec<LedgerRecord>, LedgerError>>;
-
-    /// Resolves an `OutcomeUnknown` record. Resolving again with the same
-    /// resolution is a no-op returning the record; with a different one it is a
-    /// reconcile conflict. `NotExecuted` lets a new claim run the call again.
-    fn resolve<'a>(&'a self, req: &'a ResolveRequest) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>>;
-
-    /// Recovery sweep: every in-flight record whose lease expired at `now`
-    /// (at most `limit` of them, oldest expiry first) moves on: dispatched
-    /// records of non-idempotent tools become `OutcomeUnknown`; never-dispatched
-    /// records and idempotent ones become `FailedRetryable`. On PostgreSQL the
-    /// batch is selected `FOR UPDATE SKIP LOCKED`, so concurrent sweepers split
-    /// the work.
-    fn sweep_expired_leases<'a>(
-        &'a self,
-        now: Timestamp,
-        limit: u32,
-    ) -> BoxFuture<'a, Result<SweepReport, LedgerError>>;
-
-    /// Deletes finished records whose retention ran out at `now`; returns how
-    /// many. `OutcomeUnknown` and in-flight records are never purged.
-    fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Result<u64, LedgerError>>;
-
-    /// Appends one decision to the log. The store takes the record: a
-    /// store in memory keeps it as it is.
-    fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), LedgerError>>;
-
-    /// Decision records matching `query`, oldest first.
-    fn list_decisions<'a>(
-        &'a self,
-        query: &'a DecisionQuery,
-    ) -> BoxFuture<'a, Result<Vec<DecisionRecord>, LedgerError>>;
-
-    /// The `gate report` summary of the records matching `query`.
-    fn report<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Result<DecisionReport, LedgerError>> {
-        Box::pin(async move {
-            let records = self.list_decisions(query).await?;
-            Ok(DecisionReport::from_records(&records))
-        })
-    }
 
     /// `finish(lease, Finish::Succeeded(value))`.
     fn complete<'a>(&'a self, lease: &'a Lease, value: Value) -> BoxFuture<'a, Result<LedgerRecord, LedgerError>> {
@@ -891,9 +844,6 @@ impl<B: Backend> Ledger for Core<B> {
     fn now(&self) -> Timestamp {
         self.clock.now()
     }
-    fn retention(&self) -> Duration {
-        self.retention
-    }
     fn claim<'a>(&'a self, req: &'a ClaimRequest) -> BoxFuture<'a, Res<Claim>> {
         Box::pin(self.claim_impl(req, ClaimMode::Claim))
     }
@@ -915,6 +865,15 @@ impl<B: Backend> Ledger for Core<B> {
     fn get<'a>(&'a self, user: &'a str, key: &'a str) -> BoxFuture<'a, Res<Option<LedgerRecord>>> {
         Box::pin(self.backend.load(user, key))
     }
+    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
+        Box::pin(self.backend.close())
+    }
+}
+
+impl<B: Backend> Reconcile for Core<B> {
+    fn retention(&self) -> Duration {
+        self.retention
+    }
     fn find<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Res<Vec<LedgerRecord>>> {
         Box::pin(self.backend.find(key))
     }
@@ -930,14 +889,14 @@ impl<B: Backend> Ledger for Core<B> {
     fn purge_expired<'a>(&'a self, now: Timestamp) -> BoxFuture<'a, Res<u64>> {
         Box::pin(self.backend.purge(now))
     }
+}
+
+impl<B: Backend> DecisionLog for Core<B> {
     fn append_decision(&self, decision: DecisionRecord) -> BoxFuture<'_, Res<()>> {
         Box::pin(self.backend.append_decision(decision))
     }
     fn list_decisions<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Res<Vec<DecisionRecord>>> {
         Box::pin(self.backend.list_decisions(query))
-    }
-    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
-        Box::pin(self.backend.close())
     }
 }
 

@@ -8,16 +8,17 @@
 //!
 //! * intent keys and fingerprints ([`fingerprint`], [`minted_intent_key`],
 //!   [`derived_intent_key`]);
-//! * the [`Ledger`] trait: claim → dispatch → finish, with leases, fencing
-//!   (compare-and-set on state and attempt), replay of finished outcomes,
-//!   `KeyReused` and `InProgress`, retention, a recovery sweep, and
-//!   reconciliation for records whose outcome is unknown;
+//! * the [`Ledger`] trait, the intent protocol: claim → dispatch → finish,
+//!   with leases, fencing (compare-and-set on state and attempt), replay of
+//!   finished outcomes, `KeyReused` and `InProgress`;
+//! * the [`Reconcile`] trait: reconciliation of records whose outcome is
+//!   unknown, a recovery sweep and retention;
 //! * three stores chosen by URL ([`open`]): `memory:`, `sqlite:gate.db` (the
 //!   embedded default: one file, WAL, `synchronous=FULL`; feature `sqlite`, on
 //!   by default) and `postgres://…` (many workers on many machines; feature
 //!   `postgres`);
-//! * the decision log ([`DecisionRecord`]) in the same store, and its summary
-//!   for `gate report` ([`DecisionReport`]);
+//! * the decision log ([`DecisionLog`], [`DecisionRecord`]) in the same
+//!   store, and its summary for `gate report` ([`DecisionReport`]);
 //! * task state ([`TaskStore`]): every task's history and terminal flag, so
 //!   any worker resumes a task exactly, with its [`FailureReport`] once it
 //!   failed; and the per-user repair-token windows every worker shares,
@@ -25,8 +26,10 @@
 //! * gate's vocabulary ([`FailureClass`], [`Action`], [`FailReason`]), typed
 //!   end to end and stored by name.
 //!
-//! [`open`] returns the whole store as one [`Storage`]: the [`Ledger`] and
-//! the [`TaskStore`] over the same tables.
+//! Each trait is one concern, as small as the concern allows: a tool that
+//! only reconciles needs [`Reconcile`], a report only [`DecisionLog`].
+//! [`open`] returns the whole store as one [`Storage`]: all four over the
+//! same tables.
 //!
 //! # Calling it from the runtime
 //!
@@ -71,7 +74,7 @@
 //! `(user_id, task_id)` with the task's revision, state and failure report
 //! (JSON text) and its terminal flag; and `gate_token_windows`, one row per
 //! user and bucket length with the window's eleven buckets. Nothing is
-//! deleted except by [`Ledger::purge_expired`] (finished records past
+//! deleted except by [`Reconcile::purge_expired`] (finished records past
 //! retention) and [`Ledger::release`] (a first attempt given up before
 //! dispatch). Schema version 2 moved version 1's decision log, whose classes
 //! and actions were free strings, to `gate_decisions_v1`.
@@ -85,6 +88,7 @@ mod future;
 mod keys;
 mod ledger;
 mod memory;
+mod reconcile;
 mod record;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -96,7 +100,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use counting::{CommitKind, Commits, CountingStore};
-pub use decision::{ClassActionCount, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary};
+pub use decision::{
+    ClassActionCount, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary,
+};
 pub use error::LedgerError;
 pub use failure::FailureReport;
 pub use future::BoxFuture;
@@ -105,6 +111,7 @@ pub use keys::{
     fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
 };
 pub use ledger::{Ledger, StoreKind, decision_id_at, new_decision_id, new_owner_token};
+pub use reconcile::Reconcile;
 pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
@@ -115,12 +122,13 @@ pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
 pub use vocab::{Action, Ambiguity, FailReason, FailureClass};
 
-/// Everything gate keeps in one store: the intent [`Ledger`] and the
-/// [`TaskStore`] (task state and token windows), over the same tables and
-/// connections. Every store [`open`] returns is one.
-pub trait Storage: Ledger + TaskStore {}
+/// Everything gate keeps in one store: the intent [`Ledger`], its
+/// [`Reconcile`] side, the [`DecisionLog`] and the [`TaskStore`] (task state
+/// and token windows), over the same tables and connections. Every store
+/// [`open`] returns is one.
+pub trait Storage: Ledger + Reconcile + DecisionLog + TaskStore {}
 
-impl<T: Ledger + TaskStore + ?Sized> Storage for T {}
+impl<T: Ledger + Reconcile + DecisionLog + TaskStore + ?Sized> Storage for T {}
 
 use ledger::Core;
 use memory::MemoryBackend;

@@ -62,7 +62,7 @@ fn class_name(class: Option<FailureClass>) -> &'static str {
     class.map_or("none", FailureClass::as_str)
 }
 
-/// Renders `records` (log order, oldest first, as `Ledger::list_decisions`
+/// Renders `records` (log order, oldest first, as `DecisionLog::list_decisions`
 /// returns them) and their `report` as one self-contained HTML page.
 pub(crate) fn render(records: &[DecisionRecord], report: &DecisionReport) -> String {
     // Stable, so decisions with the same timestamp keep their log order.
