@@ -82,6 +82,7 @@ mod engine;
 mod gitleaks;
 mod quoted;
 mod reflect;
+mod render;
 mod rules;
 mod spotlight;
 mod stack;
