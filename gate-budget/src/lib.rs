@@ -19,6 +19,9 @@
 //!   share of real traffic: [`RetryBudget`] (tower's `TpsBudget` semantics,
 //!   with exact ratios). [`RetryQuota`] and [`RetryThrottle`] reproduce the
 //!   AWS SDKs' quota and gRPC's throttling for tools that must match them.
+//!   All three are for a tool's own calls to its dependency, inside one
+//!   process; the runtime's own retries are bounded per task and per user in
+//!   the store, which every worker shares.
 //! * **Time is a budget too.** A user waiting on an agent does not care how
 //!   many attempts were made, only how long it took. [`LatencyBudget`] bounds
 //!   the latency repairs add, and decides whether a backoff delay or a

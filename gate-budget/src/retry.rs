@@ -11,9 +11,13 @@
 //! any ratio with three decimals is exact: 100 deposits at 0.3 allow 30
 //! retries, not 33.
 //!
-//! gate deposits on each tool call's first attempt (not on each success, so a
-//! run of failures does not starve the budget of the credit those calls
-//! earned) and withdraws before each Retry.
+//! Deposit on each call's first attempt (not on each success, so a run of
+//! failures does not starve the budget of the credit those calls earned) and
+//! withdraw before each retry. It lives in one process's memory: it protects
+//! a dependency from the retry loops of that process. gate's runtime does not
+//! consult one, because its retries are bounded where every worker sees them
+//! (attempts and added latency per task, repair tokens per user, in the
+//! store); a ratio kept per process would grant N shares to N workers.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
