@@ -4,6 +4,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use gate::Ctx as CallContext;
 use gate::{Ctx, DynamicTool, Effects, ToolError, ToolSpec, Toolbox, call_contained, tool, toolbox, tools};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -67,6 +68,30 @@ fn boom() -> u8 {
     panic!("the tool exploded")
 }
 
+/// An error that serializes: were `Lookup` taken for a plain value, an
+/// `Err` would reach the model as `{"Err": …}`, a success.
+#[derive(Debug, Serialize)]
+struct LookupFailed;
+
+impl From<LookupFailed> for ToolError {
+    fn from(_: LookupFailed) -> Self {
+        ToolError::NotFound
+    }
+}
+
+/// A `Result` under a name of its own.
+type Lookup = Result<String, LookupFailed>;
+
+/// Look a name up, or fail.
+#[tool(read_only)]
+fn lookup(#[ctx] call: &CallContext, name: String) -> Lookup {
+    if name.is_empty() {
+        Err(LookupFailed)
+    } else {
+        Ok(format!("{name}@{}", call.task_id()))
+    }
+}
+
 mod nested {
     use gate::tool;
 
@@ -94,7 +119,8 @@ fn all() -> Toolbox {
         owned_ctx,
         read_config,
         boom,
-        nested::ping
+        nested::ping,
+        lookup
     ]
 }
 
@@ -110,7 +136,8 @@ fn metadata_comes_from_attributes_and_docs() {
             "owned_ctx",
             "read_config",
             "boom",
-            "ping"
+            "ping",
+            "lookup"
         ]
     );
     let spec = tools.get("customer").unwrap().spec();
@@ -177,6 +204,19 @@ async fn error_types_convert_into_failure_classes() {
     let tools = all();
     let missing = call(&tools, "read_config", r#"{"path":"/definitely/not/here"}"#).await;
     assert!(matches!(missing, Err(ToolError::NotFound)), "{missing:?}");
+}
+
+#[tokio::test]
+async fn a_result_under_another_name_is_still_a_result() {
+    let tools = all();
+    let failed = call(&tools, "lookup", r#"{"name":""}"#).await;
+    assert!(matches!(failed, Err(ToolError::NotFound)), "{failed:?}");
+    let found = call(&tools, "lookup", r#"{"name":"ada"}"#).await;
+    assert_eq!(
+        found.unwrap(),
+        json!("ada@task-1"),
+        "and the context imported under another name reached it"
+    );
 }
 
 #[tokio::test]

@@ -121,29 +121,94 @@ impl<E: Into<ToolError>> ToolErrorInto for E {
     }
 }
 
-/// Return types spelled `Result<…>` through an alias (`io::Result<T>`), whose
-/// parts the macro cannot see.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned by a tool",
-    note = "return `T` or `Result<T, E>` with `T: Serialize` and `E: Into<gate::ToolError>`"
-)]
-pub trait ToolResult {
-    /// Converts the tool's return value.
-    fn into_result(self) -> Result<Value, ToolError>;
-}
+/// Converts what a tool returned, chosen by its type rather than by how the
+/// signature spells it: any `Result` (through an alias or a re-export too)
+/// is a result whose `Err` is a failure; anything else is the value. A
+/// check of the spelling would take `type Outcome = Result<T, E>` for a
+/// value and, when `E` serializes, hand an `Err` to the model as a success.
+/// The choice is made by method resolution on the concrete type (autoref
+/// specialization): called on `&&ReturnProbe<R>`, [`ReturnOfResult`] (for
+/// `&ReturnProbe<Result<T, E>>`, whose `&self` is that receiver) is found
+/// before [`ReturnOfValue`] (for `ReturnProbe<R>`, one dereference later). Neither impl has
+/// bounds, so the choice never depends on whether the parts are valid; the
+/// parts are checked on the method, with their own messages.
+pub struct ReturnProbe<R>(std::marker::PhantomData<R>);
 
-#[diagnostic::do_not_recommend]
-impl<T: Serialize, E: Into<ToolError>> ToolResult for Result<T, E> {
-    fn into_result(self) -> Result<Value, ToolError> {
-        self.map_err(Into::into).and_then(ToolOutput::into_output)
+impl<R> ReturnProbe<R> {
+    /// The probe for the type of `returned`, which may be unnameable
+    /// (`impl Serialize`).
+    pub fn of(returned: &R) -> Self {
+        let _ = returned;
+        ReturnProbe(std::marker::PhantomData)
     }
 }
 
-/// Converts a `Result<T, E>` whose parts were checked separately.
-pub fn result_into<T: ToolOutput, E: ToolErrorInto>(result: Result<T, E>) -> Result<Value, ToolError> {
-    result
-        .map_err(ToolErrorInto::into_tool_error)
-        .and_then(ToolOutput::into_output)
+/// Chosen for every `Result<T, E>`.
+pub trait ReturnOfResult<T, E> {
+    /// The value of `Ok`, or the failure class of `Err`.
+    fn convert(&self, returned: Result<T, E>) -> Result<Value, ToolError>
+    where
+        T: ToolOutput,
+        E: ToolErrorInto;
+}
+
+impl<T, E> ReturnOfResult<T, E> for &ReturnProbe<Result<T, E>> {
+    fn convert(&self, returned: Result<T, E>) -> Result<Value, ToolError>
+    where
+        T: ToolOutput,
+        E: ToolErrorInto,
+    {
+        returned
+            .map_err(ToolErrorInto::into_tool_error)
+            .and_then(ToolOutput::into_output)
+    }
+}
+
+/// Chosen for any other type.
+pub trait ReturnOfValue<R> {
+    /// The value.
+    fn convert(&self, returned: R) -> Result<Value, ToolError>
+    where
+        R: ToolOutput;
+}
+
+impl<R> ReturnOfValue<R> for ReturnProbe<R> {
+    fn convert(&self, returned: R) -> Result<Value, ToolError>
+    where
+        R: ToolOutput,
+    {
+        returned.into_output()
+    }
+}
+
+/// The type of a `#[ctx]` parameter must be gate's call context. The macro
+/// sees only the spelling, which an import under another name (`use
+/// gate::Ctx as Context`) or a type of one's own also named `Ctx` would
+/// fool; the type itself decides here. The generated call hands the context
+/// over through this trait, so a parameter of another type is one error, on
+/// its type, and the call itself still has the declared type.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter must have type `&gate::Ctx` or `gate::Ctx`, not `{Self}`",
+    label = "the runtime passes the call context here",
+    note = "remove `#[ctx]` to make this parameter an argument of the tool"
+)]
+pub trait CallContext {
+    /// For a `&Ctx` parameter.
+    fn borrowed(ctx: &Ctx) -> &Self;
+    /// For a `Ctx` parameter.
+    fn owned(ctx: &Ctx) -> Self
+    where
+        Self: Sized;
+}
+
+impl CallContext for Ctx {
+    fn borrowed(ctx: &Ctx) -> &Self {
+        ctx
+    }
+
+    fn owned(ctx: &Ctx) -> Self {
+        ctx.clone()
+    }
 }
 
 /// The argument struct's schema, without the document keywords schemars adds

@@ -6,7 +6,7 @@
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Attribute, FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature, Type};
+use syn::{Attribute, FnArg, Ident, Pat, ReturnType, Signature, Type};
 
 use crate::attr::{self, ArgAttrs};
 use crate::ctxt::Ctxt;
@@ -17,7 +17,9 @@ pub(crate) struct ToolFn<'a> {
     pub(crate) docs: Option<String>,
     pub(crate) params: Vec<Param<'a>>,
     pub(crate) receiver: Option<&'a syn::Receiver>,
-    pub(crate) output: Output<'a>,
+    /// The declared return type; `None` for `()`. Whether it is a
+    /// `Result` is left to the type system (a spelling can be an alias).
+    pub(crate) output: Option<&'a Type>,
 }
 
 /// One parameter of a tool function.
@@ -33,17 +35,6 @@ pub(crate) enum ParamKind {
     Arg { attrs: ArgAttrs, docs: Option<String> },
     /// `#[ctx]`: the call context, never in the schema.
     Ctx { span: Span },
-}
-
-/// What the function returns, as far as syntax tells.
-pub(crate) enum Output<'a> {
-    /// `-> T` (including no return type: `()`).
-    Value(Option<&'a Type>),
-    /// `-> Result<T, E>` with both parts visible: converted by
-    /// `result_into`, whose bounds name `T` and `E` in errors.
-    Result(&'a Type),
-    /// `-> io::Result<T>` and other aliases: checked as a whole.
-    ResultAlias(&'a Type),
 }
 
 /// Joins `///` lines the way rustdoc shows them: one leading space dropped per
@@ -124,7 +115,10 @@ impl<'a> ToolFn<'a> {
             docs: doc_text(attrs),
             params,
             receiver,
-            output: output_of(&sig.output),
+            output: match &sig.output {
+                ReturnType::Default => None,
+                ReturnType::Type(_, ty) => Some(&**ty),
+            },
         }
     }
 
@@ -150,6 +144,17 @@ impl Param<'_> {
     }
 }
 
+/// The type a `#[ctx]` parameter names, for the check that it is gate's
+/// `Ctx`: `T` of `&T` or `T` itself, when `T` is a path; `None` for any
+/// other shape (`&mut Ctx`, a tuple), which cannot be the context.
+pub(crate) fn context_type(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(r) if r.mutability.is_none() && matches!(&*r.elem, Type::Path(_)) => Some(&r.elem),
+        Type::Path(_) => Some(ty),
+        _ => None,
+    }
+}
+
 /// The last path segment's name of a type (`Ctx` for `gate::Ctx`), looking
 /// through references.
 pub(crate) fn type_name(ty: &Type) -> Option<&Ident> {
@@ -159,37 +164,5 @@ pub(crate) fn type_name(ty: &Type) -> Option<&Ident> {
         Type::Paren(p) => type_name(&p.elem),
         Type::Group(g) => type_name(&g.elem),
         _ => None,
-    }
-}
-
-fn output_of(output: &ReturnType) -> Output<'_> {
-    let ReturnType::Type(_, ty) = output else {
-        return Output::Value(None);
-    };
-    let Type::Path(path) = &**ty else {
-        return Output::Value(Some(ty));
-    };
-    let Some(last) = path.path.segments.last() else {
-        return Output::Value(Some(ty));
-    };
-    if last.ident != "Result" {
-        return Output::Value(Some(ty));
-    }
-    match &last.arguments {
-        PathArguments::AngleBracketed(args) => {
-            let types: Vec<&Type> = args
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
-            match types.as_slice() {
-                [_, _] => Output::Result(ty),
-                _ => Output::ResultAlias(ty),
-            }
-        }
-        _ => Output::ResultAlias(ty),
     }
 }

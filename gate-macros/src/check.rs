@@ -7,7 +7,7 @@
 use proc_macro2::Span;
 use syn::{Ident, LitStr, Type};
 
-use crate::ast::{ParamKind, ToolFn, type_name};
+use crate::ast::{ParamKind, ToolFn, context_type, type_name};
 use crate::attr::{EffectFlag, TIMEOUT_FORMS, ToolAttrs};
 use crate::ctxt::Ctxt;
 
@@ -271,34 +271,32 @@ fn receiver_fits_site(cx: &mut Ctxt, f: &ToolFn<'_>, site: Site) {
     }
 }
 
-/// The context is handed over by the runtime, once, as `&Ctx` or `Ctx`; a
-/// context parameter without `#[ctx]` would end up in the schema.
+/// The context is handed over by the runtime, once, as `&Ctx` or `Ctx`.
+/// Here only the shape is checked (a shared reference or a plain path);
+/// whether the type is gate's `Ctx` the generated code asks the type
+/// system, so an import under another name works and a type of one's own
+/// named `Ctx` is refused. A parameter spelled `Ctx` without `#[ctx]` would
+/// end up in the schema: that one is a guess from the spelling, said as one.
 fn ctx_is_single_and_typed(cx: &mut Ctxt, f: &ToolFn<'_>) {
     let mut seen = false;
     for p in &f.params {
-        let is_ctx_type = type_name(p.ty).is_some_and(|n| n == "Ctx");
         match &p.kind {
             ParamKind::Ctx { span } => {
                 if seen {
                     cx.error_at(*span, "only one parameter can be `#[ctx]`");
                 }
                 seen = true;
-                let shape_ok = match p.ty {
-                    Type::Reference(r) => r.mutability.is_none() && matches!(&*r.elem, Type::Path(_)),
-                    Type::Path(_) => true,
-                    _ => false,
-                };
-                if !is_ctx_type || !shape_ok {
+                if context_type(p.ty).is_none() {
                     cx.error_spanned_by(
                         p.ty,
                         "the `#[ctx]` parameter must have type `&gate::Ctx` or `gate::Ctx`",
                     );
                 }
             }
-            ParamKind::Arg { .. } if is_ctx_type => {
+            ParamKind::Arg { .. } if type_name(p.ty).is_some_and(|n| n == "Ctx") => {
                 cx.error_spanned_by(
                     p.ident,
-                    "this parameter looks like the call context: mark it `#[ctx]` so it is not part of the schema",
+                    "this parameter looks like the call context: mark it `#[ctx]` so it is not part of the schema (a type of your own named `Ctx` can be an argument under another name: `use my::Ctx as MyCtx`)",
                 );
             }
             ParamKind::Arg { .. } => {}

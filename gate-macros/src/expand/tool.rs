@@ -12,7 +12,7 @@ use super::{
     Target, args_struct_ident, opt_str, strip_param_helpers, tool_name, tool_struct_decl, tool_struct_ident,
     toolbox_entry,
 };
-use crate::ast::{Output, ParamKind, ToolFn};
+use crate::ast::{ParamKind, ToolFn, context_type};
 use crate::attr::{self, ToolAttrs};
 use crate::check::{self, Site};
 use crate::ctxt::Ctxt;
@@ -58,9 +58,9 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// outside the impl). A return type that cannot be named there (`impl
 /// Trait`, a borrowed lifetime other than `'static`) has no schema.
 fn output_schema(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
-    let ty = match &model.output {
-        Output::Value(None) => quote!(()),
-        Output::Value(Some(ty)) | Output::Result(ty) | Output::ResultAlias(ty) => quote!(#ty),
+    let ty = match model.output {
+        None => quote!(()),
+        Some(ty) => quote!(#ty),
     };
     let self_ty = match target {
         Target::Method { self_ty, .. } => Some(quote!(#self_ty)),
@@ -181,6 +181,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         let ty = p.ty;
         quote_spanned!(ty.span()=> ::gate::__private::assert_tool_arg::<#ty>();)
     });
+
     // Derives copy bounds declared here into their impls; `#[arg(default)]`
     // fields need `Default`, which schemars' derive does not infer.
     let type_param_decls = model
@@ -195,9 +196,15 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             let ident = p.ident;
             quote!(__args.#ident)
         }
-        ParamKind::Ctx { .. } => match p.ty {
-            Type::Reference(_) => quote!(__ctx),
-            _ => quote!(::core::clone::Clone::clone(__ctx)),
+        // Through `CallContext`, spanned on the type: whether it is gate's
+        // `Ctx` is the type system's call, whatever the spelling.
+        ParamKind::Ctx { .. } => match (p.ty, context_type(p.ty)) {
+            (Type::Reference(_), Some(ty)) => {
+                quote_spanned!(ty.span()=> <#ty as ::gate::__private::CallContext>::borrowed(__ctx))
+            }
+            (_, Some(ty)) => quote_spanned!(ty.span()=> <#ty as ::gate::__private::CallContext>::owned(__ctx)),
+            // Refused by the checks already; expansion stops before this.
+            (_, None) => quote!(__ctx),
         },
     });
     let call_args: Vec<TokenStream> = call_args.collect();
@@ -210,11 +217,16 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     } else {
         invoke
     };
-    let convert = match &model.output {
-        Output::Value(None) => quote!(::gate::__private::ToolOutput::into_output(__ret)),
-        Output::Value(Some(ty)) => quote_spanned!(ty.span()=> ::gate::__private::ToolOutput::into_output(__ret)),
-        Output::Result(whole) => quote_spanned!(whole.span()=> ::gate::__private::result_into(__ret)),
-        Output::ResultAlias(ty) => quote_spanned!(ty.span()=> ::gate::__private::ToolResult::into_result(__ret)),
+    // Chosen by the returned value's type, so an alias of `Result` is a
+    // result too; spanned on the return type, where a part that does not
+    // fit is reported.
+    let convert = match model.output {
+        None => quote!(::gate::__private::ToolOutput::into_output(__ret)),
+        Some(ty) => quote_spanned! {ty.span()=> {
+            #[allow(unused_imports)]
+            use ::gate::__private::{ReturnOfResult as _, ReturnOfValue as _};
+            (&&::gate::__private::ReturnProbe::of(&__ret)).convert(__ret)
+        }},
     };
     let display = match target {
         Target::Free { ident, .. } => ident.unraw().to_string(),

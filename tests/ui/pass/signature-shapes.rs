@@ -1,4 +1,5 @@
 //! Every signature shape `#[tool]` supports.
+use gate::Ctx as Context;
 use gate::{Ctx, ToolError, tool, toolbox};
 
 /// Sync, plain return.
@@ -73,6 +74,18 @@ fn refund(#[ctx] ctx: Ctx, amount: u64) -> String {
     format!("{}{amount}", ctx.intent_key())
 }
 
+/// The context imported under another name.
+#[tool(read_only)]
+fn renamed_context(#[ctx] call: &Context) -> String {
+    call.call_id().to_owned()
+}
+
+/// A return type that cannot be named.
+#[tool(read_only)]
+fn opaque(n: u32) -> impl serde::Serialize {
+    n
+}
+
 mod billing {
     use gate::tool;
 
@@ -95,7 +108,9 @@ fn main() {
         refund,
         billing::get_invoice,
         search,
+        renamed_context,
+        opaque,
     ];
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 12);
     assert_eq!(tools.names()[6], "charge");
 }
