@@ -91,13 +91,13 @@ pub const fn assert_tool_arg<T: ToolArg + ?Sized>() {}
     label = "the model receives this value as JSON",
     note = "add `#[derive(serde::Serialize)]` to the type"
 )]
-pub trait ToolOutput {
+pub trait IntoToolOutput {
     /// Renders the output as JSON.
     fn into_output(self) -> Result<Value, ToolError>;
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: Serialize> ToolOutput for T {
+impl<T: Serialize> IntoToolOutput for T {
     fn into_output(self) -> Result<Value, ToolError> {
         serde_json::to_value(self).map_err(ToolError::internal)
     }
@@ -148,19 +148,19 @@ pub trait ReturnOfResult<T, E> {
     /// The value of `Ok`, or the failure class of `Err`.
     fn convert(&self, returned: Result<T, E>) -> Result<Value, ToolError>
     where
-        T: ToolOutput,
+        T: IntoToolOutput,
         E: ToolErrorInto;
 }
 
 impl<T, E> ReturnOfResult<T, E> for &ReturnProbe<Result<T, E>> {
     fn convert(&self, returned: Result<T, E>) -> Result<Value, ToolError>
     where
-        T: ToolOutput,
+        T: IntoToolOutput,
         E: ToolErrorInto,
     {
         returned
             .map_err(ToolErrorInto::into_tool_error)
-            .and_then(ToolOutput::into_output)
+            .and_then(IntoToolOutput::into_output)
     }
 }
 
@@ -169,13 +169,13 @@ pub trait ReturnOfValue<R> {
     /// The value.
     fn convert(&self, returned: R) -> Result<Value, ToolError>
     where
-        R: ToolOutput;
+        R: IntoToolOutput;
 }
 
 impl<R> ReturnOfValue<R> for ReturnProbe<R> {
     fn convert(&self, returned: R) -> Result<Value, ToolError>
     where
-        R: ToolOutput,
+        R: IntoToolOutput,
     {
         returned.into_output()
     }

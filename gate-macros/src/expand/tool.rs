@@ -221,7 +221,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     // result too; spanned on the return type, where a part that does not
     // fit is reported.
     let convert = match model.output {
-        None => quote!(::gate::__private::ToolOutput::into_output(__ret)),
+        None => quote!(::gate::__private::IntoToolOutput::into_output(__ret)),
         Some(ty) => quote_spanned! {ty.span()=> {
             #[allow(unused_imports)]
             use ::gate::__private::{ReturnOfResult as _, ReturnOfValue as _};
