@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use gate::ledger::{Action, DecisionQuery, LedgerConfig, Storage};
-use gate::runtime::FailReason;
+use gate::runtime::FailureReason;
 use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -117,7 +117,7 @@ fn call(id: &str, name: &str, args: &str) -> ToolCall {
     ToolCall::new(id, name, args)
 }
 
-fn reason(step: &Step) -> Option<FailReason> {
+fn reason(step: &Step) -> Option<FailureReason> {
     match step {
         Step::Fail(report) => Some(report.reason),
         _ => None,
@@ -142,7 +142,7 @@ async fn the_rejection_cap_survives_a_restart(place: &Place) {
     let gate = gate(place, &crm, budget).await;
     let mut task = gate.task_with_id("u1", "cap");
     let third = task.handle(call("c3", "nope", "{}")).await;
-    assert_eq!(reason(&third), Some(FailReason::RejectionCap), "{third:?}");
+    assert_eq!(reason(&third), Some(FailureReason::RejectionCap), "{third:?}");
     assert_eq!(task.repairs(), 2, "the repairs came back with the task");
 }
 
@@ -173,7 +173,7 @@ async fn never_twice_and_hopeful_retries_survive_a_restart(place: &Place) {
     assert_eq!(crm.lookups.load(Ordering::SeqCst), 1, "the hopeful retry did not run");
     // And the first rejection, earned again in the same episode, is not actionable.
     let again = task.handle(call("c4", "lookup_customer", r#"{"email": 1}"#)).await;
-    assert_eq!(reason(&again), Some(FailReason::NotActionable), "{again:?}");
+    assert_eq!(reason(&again), Some(FailureReason::NotActionable), "{again:?}");
 }
 
 async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
@@ -182,7 +182,7 @@ async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
         let gate = gate(place, &crm, Budget::default()).await;
         let mut task = gate.task_with_id("u1", "broken");
         let step = task.handle(call("c1", "explode", "{}")).await;
-        assert_eq!(reason(&step), Some(FailReason::Internal), "{step:?}");
+        assert_eq!(reason(&step), Some(FailureReason::Internal), "{step:?}");
         let Step::Fail(report) = step else { unreachable!() };
         report
     };
@@ -190,11 +190,11 @@ async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
     let mut task = gate.task_with_id("u1", "broken");
     task.load().await.unwrap();
     assert!(task.is_failed());
-    assert_eq!(task.failure().map(|f| f.reason), Some(FailReason::Internal));
+    assert_eq!(task.failure().map(|f| f.reason), Some(FailureReason::Internal));
     let later = task
         .handle(call("c2", "lookup_customer", r#"{"email": "a@b.c"}"#))
         .await;
-    assert_eq!(reason(&later), Some(FailReason::TaskFailed), "{later:?}");
+    assert_eq!(reason(&later), Some(FailureReason::TaskFailed), "{later:?}");
     assert!(
         later.model_text().contains("handed to a person"),
         "{}",
@@ -217,8 +217,8 @@ async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
     assert_eq!(
         reasons,
         [
-            (Action::Fail, Some(FailReason::Internal)),
-            (Action::Fail, Some(FailReason::TaskFailed))
+            (Action::Fail, Some(FailureReason::Internal)),
+            (Action::Fail, Some(FailureReason::TaskFailed))
         ]
     );
 
@@ -246,7 +246,7 @@ async fn two_gates_on_one_store_share_the_users_window(place: &Place) {
     let mut again = second.task("heavy");
     again.record_usage(900, 0).await;
     let step = again.handle(call("c2", "lookup_customer", r#"{"email": 2}"#)).await;
-    assert_eq!(reason(&step), Some(FailReason::TokenBudget), "{step:?}");
+    assert_eq!(reason(&step), Some(FailureReason::TokenBudget), "{step:?}");
     // The model's real usage for the repair turn replaces the estimate, for everyone.
     heavy.record_usage(100, 20).await;
     assert_eq!(second.repair_tokens_used("heavy").await.unwrap(), 120);
@@ -316,5 +316,5 @@ async fn a_success_ends_the_repair_episode() {
         Step::Reject(_)
     ));
     let third = task.handle(call("c4", "lookup_customer", bad)).await;
-    assert_eq!(reason(&third), Some(FailReason::NotActionable), "{third:?}");
+    assert_eq!(reason(&third), Some(FailureReason::NotActionable), "{third:?}");
 }

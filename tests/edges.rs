@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use gate::ledger::State;
-use gate::runtime::FailReason;
+use gate::runtime::FailureReason;
 use gate::{Budget, Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
 
@@ -149,7 +149,7 @@ fn charge_effects() -> Effects {
     Effects::new().writes().external()
 }
 
-fn fail_reason(step: &Step) -> Option<FailReason> {
+fn fail_reason(step: &Step) -> Option<FailureReason> {
     match step {
         Step::Fail(report) => Some(report.reason),
         _ => None,
@@ -165,7 +165,7 @@ async fn a_502_or_504_on_a_charge_is_never_resent_and_waits_for_a_person() {
         let step = task.handle(call("c1", "charge", json!({"customer_id": "cus_1"}))).await;
         assert_eq!(
             fail_reason(&step),
-            Some(FailReason::OutcomeUnknown),
+            Some(FailureReason::OutcomeUnknown),
             "{status}: {step:?}"
         );
         let Step::Fail(report) = &step else { unreachable!() };
@@ -204,7 +204,7 @@ async fn a_500_fails_the_task_as_internal_without_a_resend() {
     .await;
     let mut task = gate.task("u1");
     let step = task.handle(call("c1", "lookup", json!({"customer_id": "cus_1"}))).await;
-    assert_eq!(fail_reason(&step), Some(FailReason::Internal));
+    assert_eq!(fail_reason(&step), Some(FailureReason::Internal));
     assert_eq!(script.runs(), 1);
 }
 
@@ -297,7 +297,7 @@ async fn a_writes_tool_is_never_resent_after_an_unknown_outcome_and_says_so_to_m
     let step = task
         .handle(call("c1", "open_ticket", json!({"customer_id": "cus_1"})))
         .await;
-    assert_eq!(fail_reason(&step), Some(FailReason::OutcomeUnknown));
+    assert_eq!(fail_reason(&step), Some(FailureReason::OutcomeUnknown));
     assert_eq!(script.runs(), 1);
 }
 
@@ -324,7 +324,7 @@ async fn a_keyed_tool_stops_at_the_attempt_budget_and_waits_for_a_person() {
     let gate = gate_of(vec![charge], |b| b).await;
     let mut task = gate.task("u1");
     let step = task.handle(call("c1", "charge", json!({"customer_id": "cus_1"}))).await;
-    assert_eq!(fail_reason(&step), Some(FailReason::AttemptBudget), "{step:?}");
+    assert_eq!(fail_reason(&step), Some(FailureReason::AttemptBudget), "{step:?}");
     assert_eq!(
         script.runs(),
         3,
@@ -355,7 +355,7 @@ async fn open_ticket_once(answer: Answer, timeout: Duration) -> (Arc<Script>, St
 #[tokio::test(start_paused = true)]
 async fn a_call_past_its_timeout_is_cancelled_and_is_a_timeout() {
     let (script, step) = open_ticket_once(Answer::Sleep(Duration::from_secs(3600)), Duration::from_secs(10)).await;
-    assert_eq!(fail_reason(&step), Some(FailReason::OutcomeUnknown), "{step:?}");
+    assert_eq!(fail_reason(&step), Some(FailureReason::OutcomeUnknown), "{step:?}");
     assert_eq!(script.runs(), 1);
     assert_eq!(
         script.finished.load(Ordering::SeqCst),
@@ -380,7 +380,7 @@ async fn the_builder_default_timeout_applies_to_tools_without_one() {
 #[tokio::test]
 async fn a_blocking_tool_that_answers_after_its_timeout_is_a_timeout() {
     let (script, step) = open_ticket_once(Answer::Block(Duration::from_millis(300)), Duration::from_millis(50)).await;
-    assert_eq!(fail_reason(&step), Some(FailReason::OutcomeUnknown), "{step:?}");
+    assert_eq!(fail_reason(&step), Some(FailureReason::OutcomeUnknown), "{step:?}");
     assert_eq!(script.finished.load(Ordering::SeqCst), 1, "it did finish, late");
 }
 
@@ -509,7 +509,7 @@ async fn a_scope_refusal_counts_toward_the_rejection_cap() {
     let first = task.handle(call("c1", "charge", json!({"customer_id": "cus_1"}))).await;
     assert!(matches!(first, Step::Reject(_)), "{first:?}");
     let second = task.handle(call("c2", "help", json!({"customer_id": 7}))).await;
-    assert_eq!(fail_reason(&second), Some(FailReason::RejectionCap), "{second:?}");
+    assert_eq!(fail_reason(&second), Some(FailureReason::RejectionCap), "{second:?}");
     assert_eq!(charges.runs(), 0);
 }
 
@@ -540,7 +540,7 @@ async fn the_model_turns_a_repair_causes_count_in_the_latency_budget() {
     assert_eq!(task.latency_added(), Duration::from_secs(6));
     // Over the budget: the next repair is refused.
     let bad = task.handle(call("c3", "lookup", json!({"customer_id": 3}))).await;
-    assert_eq!(fail_reason(&bad), Some(FailReason::LatencyBudget), "{bad:?}");
+    assert_eq!(fail_reason(&bad), Some(FailureReason::LatencyBudget), "{bad:?}");
     // And it is stored: a resumed task knows.
     let mut resumed = gate.task_with_id("u1", task.id());
     resumed.load().await.unwrap();

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::runtime::FailReason;
+use gate::runtime::FailureReason;
 use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -114,7 +114,7 @@ proptest! {
                 if failed {
                     // Rule 7: a failed task runs nothing more.
                     let reason = match &step { Step::Fail(r) => Some(r.reason), _ => None };
-                    prop_assert_eq!(reason, Some(FailReason::TaskFailed), "after a Fail: {:?}", step);
+                    prop_assert_eq!(reason, Some(FailureReason::TaskFailed), "after a Fail: {:?}", step);
                     prop_assert_eq!(runs(), before, "a tool ran in a failed task");
                     continue;
                 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use gate::ledger::State;
-use gate::runtime::{Ambiguity, FailReason, JsonLinesSink};
+use gate::runtime::{Ambiguity, FailureReason, JsonLinesSink};
 use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -169,7 +169,7 @@ async fn the_same_rejection_is_never_given_twice() {
     let Step::Fail(report) = &again else {
         panic!("{again:?}")
     };
-    assert_eq!(report.reason, FailReason::NotActionable);
+    assert_eq!(report.reason, FailureReason::NotActionable);
 }
 
 #[tokio::test]
@@ -189,7 +189,7 @@ async fn rejections_are_capped_per_task() {
     let Step::Fail(report) = &third else {
         panic!("{third:?}")
     };
-    assert_eq!(report.reason, FailReason::RejectionCap);
+    assert_eq!(report.reason, FailureReason::RejectionCap);
 }
 
 #[tokio::test]
@@ -252,7 +252,7 @@ async fn a_second_ambiguous_failure_in_one_step_fails() {
     let Step::Fail(report) = &second else {
         panic!("{second:?}")
     };
-    assert_eq!(report.reason, FailReason::CorrectionDidNotHelp);
+    assert_eq!(report.reason, FailureReason::CorrectionDidNotHelp);
 }
 
 #[tokio::test]
@@ -268,7 +268,7 @@ async fn an_ambiguous_failure_of_a_write_is_not_retried() {
         ))
         .await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::UnsafeToRetry);
+    assert_eq!(report.reason, FailureReason::UnsafeToRetry);
     assert_eq!(report.ledger_state, Some(State::FailedPermanent));
 }
 
@@ -282,7 +282,7 @@ async fn a_charge_that_timed_out_is_failed_queued_and_never_run_again() {
     let args = r#"{"customer_id": "cus_1", "amount_cents": 500}"#;
     let step = task.handle(call("c1", "charge_card", args)).await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::OutcomeUnknown);
+    assert_eq!(report.reason, FailureReason::OutcomeUnknown);
     assert_eq!(report.intent_key.as_deref(), Some(key.as_str()));
     assert_eq!(report.ledger_state, Some(State::OutcomeUnknown));
     assert!(
@@ -305,7 +305,7 @@ async fn a_charge_that_timed_out_is_failed_queued_and_never_run_again() {
     let Step::Fail(report) = &again else {
         panic!("{again:?}")
     };
-    assert_eq!(report.reason, FailReason::TaskFailed);
+    assert_eq!(report.reason, FailureReason::TaskFailed);
     // Another task of the user with the same intent key finds the intent unknown.
     let mut other = gate.task_with_id("u1", "other-task");
     let other_step = other
@@ -367,7 +367,7 @@ async fn retry_after_is_honoured_within_the_latency_budget_only() {
         .handle(call("c2", "charge_card", r#"{"customer_id": "b", "amount_cents": 1}"#))
         .await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::LatencyBudget);
+    assert_eq!(report.reason, FailureReason::LatencyBudget);
 }
 
 #[tokio::test]
@@ -393,7 +393,7 @@ async fn a_panicking_tool_fails_the_task_and_the_process_goes_on() {
         .handle(call("c1", "charge_card", r#"{"customer_id": "a", "amount_cents": 1}"#))
         .await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::Internal);
+    assert_eq!(report.reason, FailureReason::Internal);
     assert!(
         !step.model_text().contains("exploded"),
         "the model never reads the panic message"
@@ -464,7 +464,7 @@ async fn a_panic_message_is_logged_for_the_operator_at_error_level() {
         ))
         .await;
     assert!(
-        matches!(&step, Step::Fail(report) if report.reason == FailReason::Internal),
+        matches!(&step, Step::Fail(report) if report.reason == FailureReason::Internal),
         "{step:?}"
     );
     let logged: Vec<String> = errors
@@ -491,7 +491,7 @@ async fn a_crashed_idempotent_tool_is_left_retryable_in_the_ledger_and_the_repor
     let args = r#"{"charge": "ch_9"}"#;
     let step = task.handle(call("c1", "refund", args)).await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::Internal);
+    assert_eq!(report.reason, FailureReason::Internal);
     assert_eq!(report.ledger_state, Some(State::FailedRetryable));
     let key = report.intent_key.clone().unwrap();
     let record = gate.store().get("u1", &key).await.unwrap().unwrap();
@@ -617,7 +617,7 @@ async fn the_repair_token_window_is_per_user() {
     again.record_usage(900, 0).await;
     let step = again.handle(call("c2", "lookup_customer", r#"{"email": 2}"#)).await;
     let Step::Fail(report) = &step else { panic!("{step:?}") };
-    assert_eq!(report.reason, FailReason::TokenBudget);
+    assert_eq!(report.reason, FailureReason::TokenBudget);
     let mut light = gate.task("light");
     light.record_usage(900, 0).await;
     assert!(matches!(

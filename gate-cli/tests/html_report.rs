@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_ledger::{Action, Ambiguity, DecisionRecord, DecisionReport, FailReason, FailureClass, Timestamp};
+use gate_ledger::{Action, Ambiguity, DecisionRecord, DecisionReport, FailureClass, FailureReason, Timestamp};
 
 /// The page `gate report --html` writes for `records`.
 fn page_of(records: &[DecisionRecord]) -> String {
@@ -45,9 +45,9 @@ fn record(
     tokens: i64,
 ) -> DecisionRecord {
     let fail_reason = (action == Action::Fail).then_some(match class {
-        Some(FailureClass::OutcomeUnknown) => FailReason::OutcomeUnknown,
-        Some(FailureClass::Internal) => FailReason::Internal,
-        _ => FailReason::RejectionCap,
+        Some(FailureClass::OutcomeUnknown) => FailureReason::OutcomeUnknown,
+        Some(FailureClass::Internal) => FailureReason::Internal,
+        _ => FailureReason::RejectionCap,
     });
     DecisionRecord {
         id: format!("decision-{at_ms}-{task}"),

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::time::Timestamp;
-use crate::vocab::{Action, FailReason, FailureClass};
+use crate::vocab::{Action, FailureClass, FailureReason};
 
 /// The decision log of a store: appended by the runtime, read by
 /// `gate report`. A decision that must be durable with the task's state
@@ -63,7 +63,7 @@ pub struct DecisionRecord {
     /// What gate did.
     pub action: Action,
     /// Why the task failed, for [`Action::Fail`].
-    pub fail_reason: Option<FailReason>,
+    pub fail_reason: Option<FailureReason>,
     /// Attempt number of this call within the task.
     pub attempt: i64,
     /// Repair attempts used by the task so far.
@@ -209,7 +209,7 @@ pub struct DecisionReport {
     /// Count per (class, action), most frequent first.
     pub by_class_action: Vec<ClassActionCount>,
     /// Fail decisions per reason.
-    pub fails_by_reason: BTreeMap<FailReason, u64>,
+    pub fails_by_reason: BTreeMap<FailureReason, u64>,
     /// What followed the rejections, over the whole log.
     pub rejection_follow_ups: FollowUps,
     /// The same per rejected tool name.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::record::State;
 use crate::time::Timestamp;
-use crate::vocab::{FailReason, FailureClass};
+use crate::vocab::{FailureClass, FailureReason};
 
 /// Everything about a failed task that a human needs to resume it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,7 +35,7 @@ pub struct FailureReport {
     /// The failure class of the last error.
     pub class: Option<FailureClass>,
     /// Why the task stopped.
-    pub reason: FailReason,
+    pub reason: FailureReason,
     /// Repairs (rejections and retries) used by the task.
     pub attempts: u32,
     /// Tokens spent on repair by the task.
@@ -45,7 +45,7 @@ pub struct FailureReport {
     /// The last error, sanitized.
     pub last_error: String,
     /// What the tool returned, when it ran but its outcome could not be
-    /// recorded ([`FailReason::OutcomeNotRecorded`]): the value a person
+    /// recorded ([`FailureReason::OutcomeNotRecorded`]): the value a person
     /// records with `gate reconcile resolve`.
     pub outcome: Option<Value>,
     /// What a human should check first.

@@ -23,7 +23,7 @@
 //!   any worker resumes a task exactly, with its [`FailureReport`] once it
 //!   failed; and the per-user repair-token windows every worker shares,
 //!   written together with a decision in one [`TaskTransaction`];
-//! * gate's vocabulary ([`FailureClass`], [`Action`], [`FailReason`]), typed
+//! * gate's vocabulary ([`FailureClass`], [`Action`], [`FailureReason`]), typed
 //!   end to end and stored by name.
 //!
 //! Each trait is one concern, as small as the concern allows: a tool that
@@ -120,7 +120,7 @@ pub use record::{
 pub use sql::{RawPool, SCHEMA_VERSION};
 pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
-pub use vocab::{Action, Ambiguity, FailReason, FailureClass};
+pub use vocab::{Action, Ambiguity, FailureClass, FailureReason};
 
 /// Everything gate keeps in one store: the intent [`Ledger`], its
 /// [`Reconcile`] side, the [`DecisionLog`] and the [`TaskStore`] (task state

@@ -182,7 +182,7 @@ impl Action {
 
 /// Why a task failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FailReason {
+pub enum FailureReason {
     /// The same rejection was about to be given twice in one repair episode:
     /// it was not actionable.
     NotActionable,
@@ -216,7 +216,7 @@ pub enum FailReason {
     TaskFailed,
 }
 
-by_name!(FailReason, "fail reason" {
+by_name!(FailureReason, "fail reason" {
     NotActionable => "not_actionable",
     RejectionCap => "rejection_cap",
     AttemptBudget => "attempt_budget",
@@ -233,20 +233,20 @@ by_name!(FailReason, "fail reason" {
     TaskFailed => "task_failed",
 });
 
-impl FailReason {
+impl FailureReason {
     /// Whether a Fail for this reason makes the task terminal.
     ///
     /// Every failure does, except two: `LedgerUnavailable` (nothing ran and
     /// the store that would hold the terminal flag is down, so the task may
     /// simply be resumed) and `TaskFailed` (the task already is terminal).
     pub const fn ends_task(self) -> bool {
-        !matches!(self, FailReason::LedgerUnavailable | FailReason::TaskFailed)
+        !matches!(self, FailureReason::LedgerUnavailable | FailureReason::TaskFailed)
     }
 
     /// Whether a side effect may have happened that nobody recorded: the
     /// person must look downstream before the task goes on.
     pub const fn needs_reconciliation(self) -> bool {
-        matches!(self, FailReason::OutcomeUnknown | FailReason::OutcomeNotRecorded)
+        matches!(self, FailureReason::OutcomeUnknown | FailureReason::OutcomeNotRecorded)
     }
 }
 
@@ -275,13 +275,13 @@ mod tests {
         round_trips(Ambiguity::ALL);
         round_trips(FailureClass::ALL);
         round_trips(Action::ALL);
-        round_trips(FailReason::ALL);
+        round_trips(FailureReason::ALL);
         assert_eq!(
             (
                 Ambiguity::ALL.len(),
                 FailureClass::ALL.len(),
                 Action::ALL.len(),
-                FailReason::ALL.len()
+                FailureReason::ALL.len()
             ),
             (3, 8, 6, 14)
         );

@@ -1009,7 +1009,7 @@ async fn renew_extends_lease(h: &Harness) {
 
 // The decision log: append (once per id), filter, order, and the report numbers.
 async fn decision_log_and_report(h: &Harness) {
-    use gate_ledger::{Action, Ambiguity, ClassActionCount, FailReason, FailureClass, FollowUps};
+    use gate_ledger::{Action, Ambiguity, ClassActionCount, FailureClass, FailureReason, FollowUps};
     let mk =
         |t: i64, task: &str, tool: &str, action: Action, class: Option<FailureClass>, tokens: i64| DecisionRecord {
             id: format!("decision-{t}"),
@@ -1020,7 +1020,7 @@ async fn decision_log_and_report(h: &Harness) {
             tool: tool.into(),
             class,
             action,
-            fail_reason: (action == Action::Fail).then_some(FailReason::RejectionCap),
+            fail_reason: (action == Action::Fail).then_some(FailureReason::RejectionCap),
             attempt: 1,
             attempts_used: 0,
             repair_tokens: tokens,
@@ -1102,7 +1102,7 @@ async fn decision_log_and_report(h: &Harness) {
     assert_eq!(rep.count(Action::Reject), 4);
     assert_eq!(rep.count(Action::RetryWithCorrection), 1);
     assert_eq!(rep.by_class.get(&FailureClass::Structural), Some(&5));
-    assert_eq!(rep.fails_by_reason.get(&FailReason::RejectionCap), Some(&1));
+    assert_eq!(rep.fails_by_reason.get(&FailureReason::RejectionCap), Some(&1));
     assert_eq!(
         rep.by_class_action.first(),
         Some(&ClassActionCount {

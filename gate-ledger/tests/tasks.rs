@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{Harness, Kind, charge};
 use gate_budget::TokenLimit;
 use gate_ledger::{
-    Action, Claim, DecisionQuery, DecisionRecord, FailReason, FailureReport, Resolution, ResolveRequest, State,
+    Action, Claim, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Resolution, ResolveRequest, State,
     TaskRecord, Timestamp,
 };
 use serde_json::json;
@@ -24,7 +24,7 @@ fn limit(tokens: u64) -> TokenLimit {
     TokenLimit::new(tokens, HOUR).expect("valid limit")
 }
 
-fn failure(task: &TaskRecord, reason: FailReason, key: Option<&str>, at: Timestamp) -> FailureReport {
+fn failure(task: &TaskRecord, reason: FailureReason, key: Option<&str>, at: Timestamp) -> FailureReport {
     FailureReport {
         at,
         task_id: task.task_id.clone(),
@@ -230,14 +230,14 @@ async fn t06_failed_tasks_are_listed_until_reopened(h: &Harness) {
     capped.state.corrections_in_step = 1;
     capped.state.episode_rejections = vec!["h1".into()];
     capped.terminal = true;
-    capped.failure = Some(failure(&capped, FailReason::RejectionCap, None, at));
+    capped.failure = Some(failure(&capped, FailureReason::RejectionCap, None, at));
     save(h, &capped).await.expect("save");
     let mut unknown = TaskRecord::new("u1", "unknown");
     unknown.writer = "w".into();
     unknown.terminal = true;
     unknown.failure = Some(failure(
         &unknown,
-        FailReason::OutcomeUnknown,
+        FailureReason::OutcomeUnknown,
         Some("key-1"),
         at.saturating_add(HOUR),
     ));
@@ -292,13 +292,13 @@ async fn t07_resolving_an_intent_reopens_the_task_that_waited_for_it(h: &Harness
     let mut waiting = TaskRecord::new(&r.user, &r.task_id);
     waiting.writer = "w".into();
     waiting.terminal = true;
-    waiting.failure = Some(failure(&waiting, FailReason::OutcomeUnknown, Some(&r.key), at));
+    waiting.failure = Some(failure(&waiting, FailureReason::OutcomeUnknown, Some(&r.key), at));
     save(h, &waiting).await.expect("save");
     // Another task of the user failed for another reason, naming the same key.
     let mut other = TaskRecord::new(&r.user, "other");
     other.writer = "w".into();
     other.terminal = true;
-    other.failure = Some(failure(&other, FailReason::KeyReused, Some(&r.key), at));
+    other.failure = Some(failure(&other, FailureReason::KeyReused, Some(&r.key), at));
     save(h, &other).await.expect("save");
 
     let request = ResolveRequest {

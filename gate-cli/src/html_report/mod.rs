@@ -36,7 +36,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use gate_ledger::{Action, DecisionRecord, DecisionReport, FailReason, FailureClass, TaskSummary};
+use gate_ledger::{Action, DecisionRecord, DecisionReport, FailureClass, FailureReason, TaskSummary};
 
 mod chart;
 pub(crate) mod date;
@@ -315,7 +315,7 @@ fn failures_section(page: &mut String, sorted: &[&DecisionRecord], report: &Deci
             esc(&r.tool),
             label(&r.tool),
             esc(class_name(r.class)),
-            esc(r.fail_reason.map_or("—", FailReason::as_str)),
+            esc(r.fail_reason.map_or("—", FailureReason::as_str)),
             esc(&r.call_id),
             label(&r.call_id),
             esc(key),

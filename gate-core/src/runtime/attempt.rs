@@ -15,7 +15,9 @@ use std::future::Future;
 use std::task::Poll;
 use std::time::Duration;
 
-use gate_ledger::{Claim, ClaimRequest, FailReason, FailureClass, Finish, Lease, LedgerError, Outcome, State, Storage};
+use gate_ledger::{
+    Claim, ClaimRequest, FailureClass, FailureReason, Finish, Lease, LedgerError, Outcome, State, Storage,
+};
 use serde_json::{Value, json};
 
 use super::persist::retrying;
@@ -35,7 +37,7 @@ pub(super) enum Attempt {
     Replayed(Outcome),
     /// The ledger answered before the tool ran; the tool did not run.
     Stopped {
-        reason: FailReason,
+        reason: FailureReason,
         state: Option<State>,
         class: Option<FailureClass>,
         error: String,
@@ -67,7 +69,7 @@ pub(super) async fn run(
             Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
             Ok(Claim::OutcomeUnknown(record)) => {
                 return Attempt::Stopped {
-                    reason: FailReason::OutcomeUnknown,
+                    reason: FailureReason::OutcomeUnknown,
                     state: Some(State::OutcomeUnknown),
                     class: Some(FailureClass::OutcomeUnknown),
                     error: record
@@ -149,11 +151,11 @@ pub(super) async fn finish_alone(store: &dyn Storage, lease: &Lease, finish: Fin
 
 fn stopped(error: &LedgerError) -> Attempt {
     let reason = if error.is_in_progress() {
-        FailReason::InProgress
+        FailureReason::InProgress
     } else if error.is_key_reused() {
-        FailReason::KeyReused
+        FailureReason::KeyReused
     } else {
-        FailReason::LedgerUnavailable
+        FailureReason::LedgerUnavailable
     };
     Attempt::Stopped {
         reason,

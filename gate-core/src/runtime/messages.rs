@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use gate_ledger::{Ambiguity, FailReason, FailureReport};
+use gate_ledger::{Ambiguity, FailureReason, FailureReport};
 
 use crate::ToolError;
 
@@ -67,34 +67,34 @@ pub(super) fn internal_retry(tool: &str, error: &str, delay: Duration) -> String
 }
 
 /// What the model is told when the task stops.
-pub(super) fn fail(tool: &str, reason: FailReason, intent_key: Option<&str>) -> String {
+pub(super) fn fail(tool: &str, reason: FailureReason, intent_key: Option<&str>) -> String {
     let key = intent_key.map(|k| format!(" (intent {k})")).unwrap_or_default();
     match reason {
-        FailReason::OutcomeUnknown => format!(
+        FailureReason::OutcomeUnknown => format!(
             "STOP. The call to `{tool}` may or may not have taken effect{key}. Do not call it again: it has been queued for a person to check. Tell the user the operation is pending verification."
         ),
-        FailReason::OutcomeNotRecorded => format!(
+        FailureReason::OutcomeNotRecorded => format!(
             "STOP. `{tool}` ran{key}, but its outcome could not be recorded. Do not call it again: a person will record what happened. Tell the user the operation is pending verification."
         ),
-        FailReason::InProgress => format!(
+        FailureReason::InProgress => format!(
             "STOP. The same operation is already running elsewhere{key}. Do not call `{tool}` again; tell the user it is in progress."
         ),
-        FailReason::KeyReused => format!(
+        FailureReason::KeyReused => format!(
             "STOP. This operation{key} was already requested with different details. Do not call `{tool}` again; ask the user which details are right."
         ),
-        FailReason::LedgerUnavailable => {
+        FailureReason::LedgerUnavailable => {
             format!("STOP. `{tool}` could not be run safely right now. Tell the user to try again later.")
         }
-        FailReason::NotActionable | FailReason::RejectionCap => format!(
+        FailureReason::NotActionable | FailureReason::RejectionCap => format!(
             "STOP. Calls to `{tool}` kept failing validation. Do not call it again in this task; tell the user what you were trying to do."
         ),
-        FailReason::TaskFailed => "STOP. This task has been handed to a person and runs nothing more until they resolve it. Do not call any tool; tell the user a person will follow up.".to_owned(),
-        FailReason::AttemptBudget
-        | FailReason::TokenBudget
-        | FailReason::LatencyBudget
-        | FailReason::UnsafeToRetry
-        | FailReason::CorrectionDidNotHelp
-        | FailReason::Internal => format!(
+        FailureReason::TaskFailed => "STOP. This task has been handed to a person and runs nothing more until they resolve it. Do not call any tool; tell the user a person will follow up.".to_owned(),
+        FailureReason::AttemptBudget
+        | FailureReason::TokenBudget
+        | FailureReason::LatencyBudget
+        | FailureReason::UnsafeToRetry
+        | FailureReason::CorrectionDidNotHelp
+        | FailureReason::Internal => format!(
             "STOP. `{tool}` failed and this task cannot continue. Tell the user the operation did not complete."
         ),
     }
@@ -102,7 +102,7 @@ pub(super) fn fail(tool: &str, reason: FailReason, intent_key: Option<&str>) -> 
 
 /// What a person should check first, by reason.
 pub(super) fn next_check(
-    reason: FailReason,
+    reason: FailureReason,
     tool: &str,
     intent_key: Option<&str>,
     task_id: &str,
@@ -111,38 +111,38 @@ pub(super) fn next_check(
     let key = intent_key.unwrap_or("(none)");
     let reopen = format!(" Then `gate reconcile reopen {task_id} --user {user}` lets the task run again.");
     match reason {
-        FailReason::OutcomeUnknown => format!(
+        FailureReason::OutcomeUnknown => format!(
             "Look up intent key {key} in the system behind `{tool}`: if the operation happened, run `gate reconcile resolve {key} --outcome succeeded`; if not, `--outcome not-executed` lets it run again. Resolving reopens the task."
         ),
-        FailReason::OutcomeNotRecorded => format!(
+        FailureReason::OutcomeNotRecorded => format!(
             "`{tool}` ran under intent {key} and returned the outcome in this report, but the store did not take the record. Once the store is back, run `gate reconcile resolve {key} --outcome succeeded --value '<the outcome as JSON>'`; resolving reopens the task."
         ),
-        FailReason::InProgress => {
+        FailureReason::InProgress => {
             format!("Another worker holds intent {key}; wait for it to finish or its lease to expire.{reopen}")
         }
-        FailReason::KeyReused => format!(
+        FailureReason::KeyReused => format!(
             "Intent {key} was already used with different arguments for `{tool}`; check which arguments the user meant.{reopen}"
         ),
-        FailReason::LedgerUnavailable => {
+        FailureReason::LedgerUnavailable => {
             "The ledger store was unreachable, so nothing was run or recorded; check the store and resume the task."
                 .to_owned()
         }
-        FailReason::Internal => {
+        FailureReason::Internal => {
             format!("`{tool}` failed internally; the operator log has the cause. Fix the tool.{reopen}")
         }
-        FailReason::NotActionable | FailReason::RejectionCap => format!(
+        FailureReason::NotActionable | FailureReason::RejectionCap => format!(
             "The model could not produce valid arguments for `{tool}`; check the tool's description and schema against what the model sent.{reopen}"
         ),
-        FailReason::UnsafeToRetry => format!(
+        FailureReason::UnsafeToRetry => format!(
             "`{tool}` failed ambiguously and is not safe to retry; check its backend for the cause before running it again.{reopen}"
         ),
-        FailReason::CorrectionDidNotHelp => format!(
+        FailureReason::CorrectionDidNotHelp => format!(
             "A correction did not fix `{tool}`; check that its discovery tool and widen hint point the model the right way.{reopen}"
         ),
-        FailReason::AttemptBudget | FailReason::TokenBudget | FailReason::LatencyBudget => format!(
+        FailureReason::AttemptBudget | FailureReason::TokenBudget | FailureReason::LatencyBudget => format!(
             "The task ran out of its repair budget at `{tool}`; check why calls kept failing before raising the budget.{reopen}"
         ),
-        FailReason::TaskFailed => {
+        FailureReason::TaskFailed => {
             format!("The task had already failed; see its report in `gate reconcile list`.{reopen}")
         }
     }
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn every_terminal_reason_tells_the_operator_how_the_task_goes_on() {
-        for reason in FailReason::ALL.iter().copied().filter(|r| r.ends_task()) {
+        for reason in FailureReason::ALL.iter().copied().filter(|r| r.ends_task()) {
             let check = next_check(reason, "charge_card", Some("gk1-key"), "task-7", "u1");
             assert!(
                 check.contains("gate reconcile reopen task-7 --user u1")
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn every_reason_stops_the_model() {
-        for reason in FailReason::ALL {
+        for reason in FailureReason::ALL {
             assert!(fail("charge_card", *reason, None).starts_with("STOP."), "{reason}");
         }
     }

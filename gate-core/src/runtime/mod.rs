@@ -37,7 +37,7 @@ pub use builder::{
 };
 pub use class::classify;
 pub use gate::Gate;
-pub use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, FailureReport};
+pub use gate_ledger::{Action, Ambiguity, FailureClass, FailureReason, FailureReport};
 pub(crate) use identity::{as_validated, derived_key};
 pub use log::{DecisionSink, JsonLinesSink};
 pub use policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};

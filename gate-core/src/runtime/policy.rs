@@ -46,7 +46,7 @@
 //!    `task.intent(..)` the corrected call runs under the same intent key
 //!    with its new arguments, instead of being refused as a reused key.
 
-use gate_ledger::{Action, Ambiguity, FailReason, FailureClass, State};
+use gate_ledger::{Action, Ambiguity, FailureClass, FailureReason, State};
 
 use crate::Effects;
 
@@ -116,7 +116,7 @@ pub enum Decision {
     /// Run the same call again after a backoff, without involving the model.
     RetryInternally,
     /// Stop the task with a report.
-    Fail(FailReason),
+    Fail(FailureReason),
 }
 
 impl Decision {
@@ -149,9 +149,9 @@ pub fn decide(s: &Situation) -> Decision {
     match s.class {
         C::Structural => {
             if h.same_rejection_before {
-                Fail(FailReason::NotActionable)
+                Fail(FailureReason::NotActionable)
             } else if h.rejections >= h.rejection_cap {
-                Fail(FailReason::RejectionCap)
+                Fail(FailureReason::RejectionCap)
             } else if let Some(reason) = model_repair_budget(s.budget) {
                 Fail(reason)
             } else if h.repeats_failed_call {
@@ -160,13 +160,13 @@ pub fn decide(s: &Situation) -> Decision {
                 Reject
             }
         }
-        C::Ambiguous(_) if !retry_safe => Fail(FailReason::UnsafeToRetry),
+        C::Ambiguous(_) if !retry_safe => Fail(FailureReason::UnsafeToRetry),
         // No correction can be named and the same bytes would most likely get
         // the same answer: the model hears the failure and plans around it.
         C::Ambiguous(Ambiguity::Unreadable) => Return,
         C::Ambiguous(ambiguity) => {
             if h.corrections_in_step >= h.corrections_per_step {
-                Fail(FailReason::CorrectionDidNotHelp)
+                Fail(FailureReason::CorrectionDidNotHelp)
             } else if let Some(reason) = model_repair_budget(s.budget) {
                 Fail(reason)
             } else {
@@ -177,21 +177,21 @@ pub fn decide(s: &Situation) -> Decision {
         // Rule: a budget can never turn an unknown outcome into a retry; only
         // the declared effects can.
         C::OutcomeUnknown if s.effects.is_resend_safe() => internal_retry(s.budget),
-        C::OutcomeUnknown => Fail(FailReason::OutcomeUnknown),
+        C::OutcomeUnknown => Fail(FailureReason::OutcomeUnknown),
         C::Definitive => Return,
-        C::Internal => Fail(FailReason::Internal),
+        C::Internal => Fail(FailureReason::Internal),
     }
 }
 
 /// A repair that goes through the model costs an attempt, tokens, and the
 /// model's turn in wall-clock time: all three budgets must allow it.
-fn model_repair_budget(b: BudgetVerdict) -> Option<FailReason> {
+fn model_repair_budget(b: BudgetVerdict) -> Option<FailureReason> {
     if !b.attempts {
-        Some(FailReason::AttemptBudget)
+        Some(FailureReason::AttemptBudget)
     } else if !b.tokens {
-        Some(FailReason::TokenBudget)
+        Some(FailureReason::TokenBudget)
     } else if !b.latency {
-        Some(FailReason::LatencyBudget)
+        Some(FailureReason::LatencyBudget)
     } else {
         None
     }
@@ -200,9 +200,9 @@ fn model_repair_budget(b: BudgetVerdict) -> Option<FailReason> {
 /// A retry without the model costs an attempt and latency.
 fn internal_retry(b: BudgetVerdict) -> Decision {
     if !b.attempts {
-        Decision::Fail(FailReason::AttemptBudget)
+        Decision::Fail(FailureReason::AttemptBudget)
     } else if !b.latency {
-        Decision::Fail(FailReason::LatencyBudget)
+        Decision::Fail(FailureReason::LatencyBudget)
     } else {
         Decision::RetryInternally
     }
@@ -420,11 +420,16 @@ mod tests {
             (C::Definitive, Return, charge, FailedPermanent),
             // Nothing happened: a new attempt may take the intent.
             (C::Transient, RetryInternally, charge, FailedRetryable),
-            (C::Transient, Fail(FailReason::AttemptBudget), charge, FailedRetryable),
+            (
+                C::Transient,
+                Fail(FailureReason::AttemptBudget),
+                charge,
+                FailedRetryable,
+            ),
             // An ambiguous answer that is not retried is stored like a definitive one.
             (
                 C::Ambiguous(WrongTarget),
-                Fail(FailReason::UnsafeToRetry),
+                Fail(FailureReason::UnsafeToRetry),
                 charge,
                 FailedPermanent,
             ),
@@ -437,26 +442,26 @@ mod tests {
             // An unreadable answer to a charge may hide a charge.
             (
                 C::Ambiguous(Unreadable),
-                Fail(FailReason::UnsafeToRetry),
+                Fail(FailureReason::UnsafeToRetry),
                 charge,
                 OutcomeUnknown,
             ),
             (
                 C::OutcomeUnknown,
-                Fail(FailReason::OutcomeUnknown),
+                Fail(FailureReason::OutcomeUnknown),
                 charge,
                 OutcomeUnknown,
             ),
             (C::OutcomeUnknown, RetryInternally, refund, FailedRetryable),
             (
                 C::OutcomeUnknown,
-                Fail(FailReason::AttemptBudget),
+                Fail(FailureReason::AttemptBudget),
                 refund,
                 FailedRetryable,
             ),
             // A crash while dispatched: only an idempotent tool may run again.
-            (C::Internal, Fail(FailReason::Internal), charge, OutcomeUnknown),
-            (C::Internal, Fail(FailReason::Internal), refund, FailedRetryable),
+            (C::Internal, Fail(FailureReason::Internal), charge, OutcomeUnknown),
+            (C::Internal, Fail(FailureReason::Internal), refund, FailedRetryable),
         ];
         for (class, decision, effects, state) in rows {
             assert_eq!(
@@ -478,7 +483,7 @@ mod tests {
                         history,
                         budget,
                     };
-                    assert_eq!(decide(&s), Fail(FailReason::OutcomeUnknown));
+                    assert_eq!(decide(&s), Fail(FailureReason::OutcomeUnknown));
                 }
             }
         }

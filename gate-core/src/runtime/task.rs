@@ -24,8 +24,8 @@ use gate_budget::{
     Pushback, Refusal, RepairPlan, Reservation, TaskBudget, TokensExhausted, estimate_tokens, repair_cost,
 };
 use gate_ledger::{
-    Action, ClaimRequest, DecisionRecord, FailReason, FailureClass, FailureReport, Finish, Lease, LedgerError, State,
-    TaskRecord, TaskState, Timestamp, decision_id_at, new_owner_token,
+    Action, ClaimRequest, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease, LedgerError,
+    State, TaskRecord, TaskState, Timestamp, decision_id_at, new_owner_token,
 };
 use serde_json::{Value, json};
 
@@ -162,7 +162,7 @@ enum Verdict {
     },
     /// The ledger answered before the tool ran.
     Stopped {
-        reason: FailReason,
+        reason: FailureReason,
         state: Option<State>,
         class: Option<FailureClass>,
         error: String,
@@ -704,7 +704,7 @@ impl Task {
             // again to record that is no help to anyone.
             Verdict::StoreDown(error)
             | Verdict::Stopped {
-                reason: FailReason::LedgerUnavailable,
+                reason: FailureReason::LedgerUnavailable,
                 error,
                 ..
             } => {
@@ -866,7 +866,7 @@ impl Task {
         if choice.decision.is_repair() {
             choice = Choice {
                 error_text: choice.error_text,
-                ..Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), choice.class)
+                ..Choice::fixed(Decision::Fail(FailureReason::LedgerUnavailable), choice.class)
             };
         }
         let mut settled = self.settle_once(call, admitted, &verdict, &choice, attempt_no);
@@ -946,13 +946,13 @@ impl Task {
     /// allow; the user's token window answers inside the commit.
     fn choose(&self, call: &ToolCall, admitted: Option<&Admitted<'_>>, verdict: &Verdict) -> Choice {
         let (class, situation, feedback, error_text) = match verdict {
-            Verdict::TaskFailed => return Choice::fixed(Decision::Fail(FailReason::TaskFailed), None),
-            Verdict::StoreDown(_) => return Choice::fixed(Decision::Fail(FailReason::LedgerUnavailable), None),
+            Verdict::TaskFailed => return Choice::fixed(Decision::Fail(FailureReason::TaskFailed), None),
+            Verdict::StoreDown(_) => return Choice::fixed(Decision::Fail(FailureReason::LedgerUnavailable), None),
             // Another worker failed the task while this call was deciding.
-            _ if self.stored.terminal => return Choice::fixed(Decision::Fail(FailReason::TaskFailed), None),
+            _ if self.stored.terminal => return Choice::fixed(Decision::Fail(FailureReason::TaskFailed), None),
             Verdict::Returned { .. } => return Choice::fixed(Decision::Return, None),
             Verdict::NotRecorded { .. } => {
-                return Choice::fixed(Decision::Fail(FailReason::OutcomeNotRecorded), None);
+                return Choice::fixed(Decision::Fail(FailureReason::OutcomeNotRecorded), None);
             }
             Verdict::Stopped { reason, class, .. } => return Choice::fixed(Decision::Fail(*reason), *class),
             Verdict::Refused {

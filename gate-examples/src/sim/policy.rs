@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use gate::budget::estimate_tokens;
-use gate::runtime::FailReason;
+use gate::runtime::FailureReason;
 use gate::{Gate, Step, ToolCall, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ impl Policy {
 pub(super) enum End {
     Completed,
     /// gate's `Fail`, with its report's reason.
-    FailedWithReport(FailReason),
+    FailedWithReport(FailureReason),
     /// The loop gave up or raised: an error, but no report and no record of side effects.
     FailedUnreported,
 }
