@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::MAX_SCHEMA_DEPTH;
 use crate::check::{self, NumFail, StrFail};
 use crate::render::{
-    self, array_constraints, got, number_constraints, one_of_values, plural, pointer_segment, pointer_target,
-    string_constraints, target_str, type_names,
+    self, array_constraints, got, number_constraints, one_of_values, pointer_segment, pointer_target,
+    string_constraints, type_names,
 };
 use crate::report::{Violation, ViolationKind};
 use crate::schema::{Node, NodeId, T_ALL, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING};
@@ -138,14 +138,10 @@ impl<'a> Diag<'a> {
     pub(crate) fn describe(&self, id: NodeId, depth: u32) -> String {
         let n = &self.nodes[id];
         if let Some(b) = n.always {
-            return if b {
-                "any value".into()
-            } else {
-                "no value at all".into()
-            };
+            return if b { render::ANY_VALUE } else { render::NO_VALUE }.into();
         }
         if depth > 4 {
-            return "a value of the documented shape".into();
+            return render::DOCUMENTED_SHAPE.into();
         }
         if let Some(values) = &n.enum_values {
             return one_of_values(values, None);
@@ -165,7 +161,7 @@ impl<'a> Diag<'a> {
             if let Some(&first) = n.all_of.first() {
                 return self.describe(first, depth + 1);
             }
-            return "any value".into();
+            return render::ANY_VALUE.into();
         }
         let mut names: Vec<String> = Vec::new();
         let t = if n.types == T_ALL {
@@ -185,7 +181,7 @@ impl<'a> Diag<'a> {
             names.push(s);
         }
         if names.is_empty() {
-            return "no value at all".into();
+            return render::NO_VALUE.into();
         }
         names.join(" or ")
     }
@@ -195,11 +191,11 @@ impl<'a> Diag<'a> {
     pub(crate) fn describe_types(&self, id: NodeId) -> String {
         let t = self.type_set(id, 0);
         if t == T_ALL {
-            return "any value".into();
+            return render::ANY_VALUE.into();
         }
         let names: Vec<&str> = type_names(t).map(|(_, name)| name).collect();
         if names.is_empty() {
-            "no value at all".into()
+            render::NO_VALUE.into()
         } else {
             names.join(" or ")
         }
@@ -228,8 +224,8 @@ impl<'a> Diag<'a> {
         if self.frames > MAX_SCHEMA_DEPTH {
             out.violations.push(self.violation(
                 ViolationKind::TooDeep,
-                format!("nesting of at most {MAX_SCHEMA_DEPTH} schema levels"),
-                "a deeper value".into(),
+                render::nesting_limit(MAX_SCHEMA_DEPTH),
+                render::DEEPER_VALUE.into(),
             ));
         } else {
             self.node_inner(id, t, out);
@@ -243,7 +239,7 @@ impl<'a> Diag<'a> {
         if let Some(b) = n.always {
             if !b {
                 out.violations
-                    .push(self.violation(ViolationKind::Forbidden, "no value at all".into(), got(t)));
+                    .push(self.violation(ViolationKind::Forbidden, render::NO_VALUE.into(), got(t)));
             }
             return;
         }
@@ -285,8 +281,8 @@ impl<'a> Diag<'a> {
                 0 => self.alternatives(&n.one_of, t, results, out),
                 _ => out.violations.push(self.violation(
                     ViolationKind::AmbiguousAlternative,
-                    format!("a value matching exactly one of: {}", self.describe(id, 0)),
-                    format!("{} matching {} of them", got(t), passing.len()),
+                    render::exactly_one_of(&self.describe(id, 0)),
+                    render::matching_several(&got(t), passing.len()),
                 )),
             }
         }
@@ -296,7 +292,7 @@ impl<'a> Diag<'a> {
             if o.violations.is_empty() {
                 out.violations.push(self.violation(
                     ViolationKind::Forbidden,
-                    format!("anything except {}", self.describe(sub, 1)),
+                    render::anything_except(&self.describe(sub, 1)),
                     got(t),
                 ));
             }
@@ -320,7 +316,7 @@ impl<'a> Diag<'a> {
                         let len = self.push_path(&pointer_target(&tag), pos);
                         let hint = match v {
                             Tree::Str(s) => suggest::did_you_mean(s, values.iter().filter_map(|c| c.as_str()))
-                                .map(|m| format!("did you mean {}?", target_str(m))),
+                                .map(render::did_you_mean),
                             _ => None,
                         };
                         let owned: Vec<Value> = values.iter().map(|v| (*v).clone()).collect();
@@ -337,7 +333,7 @@ impl<'a> Diag<'a> {
                     out.violations.push(self.violation(
                         ViolationKind::Required,
                         one_of_values(&owned, None),
-                        "nothing".into(),
+                        render::NOTHING.into(),
                     ));
                     self.pop_path(len);
                 }
@@ -467,8 +463,9 @@ impl<'a> Diag<'a> {
             && !values.iter().any(|v| t.eq_value(v))
         {
             let hint = match t {
-                Tree::Str(s) => suggest::did_you_mean(s, values.iter().filter_map(Value::as_str))
-                    .map(|m| format!("did you mean {}?", target_str(m))),
+                Tree::Str(s) => {
+                    suggest::did_you_mean(s, values.iter().filter_map(Value::as_str)).map(render::did_you_mean)
+                }
                 _ => None,
             };
             out.violations.push(
@@ -482,12 +479,7 @@ impl<'a> Diag<'a> {
                     && let Err(fail) = check::number(r, *num)
                 {
                     let expected = match fail {
-                        NumFail::MultipleOf => {
-                            format!(
-                                "a multiple of {}",
-                                crate::schema::render_f64(r.multiple_of.unwrap_or(1.0))
-                            )
-                        }
+                        NumFail::MultipleOf => render::multiple_of(r.multiple_of.unwrap_or(1.0)),
                         NumFail::NotInteger | NumFail::Range => {
                             let base = if n.types & T_NUMBER != 0 && r.int_format.is_none() {
                                 "number"
@@ -516,10 +508,7 @@ impl<'a> Diag<'a> {
                     let expected = format!("string{}", string_constraints(n.string.as_ref()));
                     let mut g = got(t);
                     if fail == StrFail::Length {
-                        g.push_str(&format!(
-                            " of {}",
-                            plural(s.chars().count() as u64, "character", "characters")
-                        ));
+                        g.push_str(&render::of_length(s.chars().count() as u64));
                     }
                     out.violations.push(self.violation(kind, expected, g));
                 }
@@ -538,11 +527,8 @@ impl<'a> Diag<'a> {
         let count = items.len() as u64;
         if r.min_items.is_some_and(|m| count < m) || r.max_items.is_some_and(|m| count > m) {
             let expected = format!("array{}", array_constraints(n.array.as_ref()));
-            out.violations.push(self.violation(
-                ViolationKind::ItemCount,
-                expected,
-                format!("array of {}", plural(count, "item", "items")),
-            ));
+            out.violations
+                .push(self.violation(ViolationKind::ItemCount, expected, render::array_of(count)));
         }
         for (i, item) in items.iter().enumerate() {
             let schema = r.prefix_items.get(i).copied().or(r.items);
@@ -560,8 +546,8 @@ impl<'a> Diag<'a> {
                     let len = self.push_path(&i.to_string(), i);
                     out.violations.push(self.violation(
                         ViolationKind::UniqueItems,
-                        "array of unique items".into(),
-                        format!("{} repeating item {j}", got(item)),
+                        render::UNIQUE_ITEMS.into(),
+                        render::repeating(&got(item), j),
                     ));
                     self.pop_path(len);
                 } else {
@@ -580,7 +566,7 @@ impl<'a> Diag<'a> {
             out.violations.push(self.violation(
                 ViolationKind::PropertyCount,
                 render::property_count(r.min_properties, r.max_properties),
-                plural(count, "field", "fields"),
+                render::fields_sent(count),
             ));
         }
         let mut seen = vec![false; r.properties.len()];
@@ -600,8 +586,8 @@ impl<'a> Diag<'a> {
                 if seen[i] {
                     out.violations.push(self.violation(
                         ViolationKind::DuplicateField,
-                        "each field once".into(),
-                        format!("field `{}` again", render::short_name(key)),
+                        render::EACH_FIELD_ONCE.into(),
+                        render::field_again(key),
                     ));
                 } else {
                     seen[i] = true;
@@ -634,11 +620,11 @@ impl<'a> Diag<'a> {
                     if self.nodes[a].always == Some(false) {
                         let names: Vec<&str> = r.properties.iter().map(|(k, _)| k.as_str()).collect();
                         let text = render::unknown_field(&names, key, value, listed_allowed);
-                        let v = self
-                            .violation(ViolationKind::UnknownField, text.expected, text.got)
-                            .with_hint(Some(text.hint));
-                        listed_allowed |= v.hint.as_deref().is_some_and(|h| h.starts_with("allowed"));
-                        out.violations.push(v);
+                        listed_allowed |= text.lists_allowed;
+                        out.violations.push(
+                            self.violation(ViolationKind::UnknownField, text.expected, text.got)
+                                .with_hint(Some(text.hint)),
+                        );
                     } else {
                         self.node(a, value, out);
                     }
@@ -654,10 +640,14 @@ impl<'a> Diag<'a> {
                     .map(|(k, _)| k.as_str())
                     .filter(|k| r.find(k.as_bytes()).is_none())
                     .find(|k| suggest::did_you_mean(k, [name.as_str()]).is_some())
-                    .map(|k| format!("it may have been sent as `{}`", render::short_name(k)));
+                    .map(render::sent_as);
                 out.violations.push(
-                    self.violation(ViolationKind::Required, self.describe(*child, 0), "nothing".into())
-                        .with_hint(sent_as),
+                    self.violation(
+                        ViolationKind::Required,
+                        self.describe(*child, 0),
+                        render::NOTHING.into(),
+                    )
+                    .with_hint(sent_as),
                 );
                 self.pop_path(len);
             }
@@ -665,8 +655,11 @@ impl<'a> Diag<'a> {
         for (j, name) in r.required_extra.iter().enumerate() {
             if !extra_seen[j] {
                 let len = self.push_path(&pointer_target(name), usize::MAX);
-                out.violations
-                    .push(self.violation(ViolationKind::Required, "a value".into(), "nothing".into()));
+                out.violations.push(self.violation(
+                    ViolationKind::Required,
+                    render::A_VALUE.into(),
+                    render::NOTHING.into(),
+                ));
                 self.pop_path(len);
             }
         }

@@ -387,7 +387,9 @@ pub(crate) fn unknown_field(names: &[&str], key: &str, value: &Tree, already_lis
             l.more
         )
     };
-    let hint = match suggest::did_you_mean(key, names.iter().copied()) {
+    let suggestion = suggest::did_you_mean(key, names.iter().copied());
+    let lists_allowed = suggestion.is_none() && !already_listed && !names.is_empty();
+    let hint = match suggestion {
         Some(m) => format!("did you mean {}?", code(m)),
         None if already_listed && !names.is_empty() => "remove it (the allowed fields are listed above)".to_string(),
         None => allowed.clone(),
@@ -396,6 +398,7 @@ pub(crate) fn unknown_field(names: &[&str], key: &str, value: &Tree, already_lis
         expected: allowed,
         got: format!("field `{}` with {}", short_name(key), got(value)),
         hint,
+        lists_allowed,
     }
 }
 
@@ -408,6 +411,9 @@ pub(crate) struct UnknownFieldText {
     pub got: String,
     /// A likely intended name, a pointer to the list above, or the list.
     pub hint: String,
+    /// The hint is the list of allowed fields, so later unknown fields of
+    /// the same object can point back to it.
+    pub lists_allowed: bool,
 }
 
 /// `object with 1 to 3 fields`: what an object breaking `minProperties` or
@@ -435,4 +441,84 @@ pub(crate) fn type_names(t: u8) -> impl Iterator<Item = (u8, &'static str)> {
     ]
     .into_iter()
     .filter(move |&(b, _)| t & b != 0 && !(b == T_INTEGER && t & T_NUMBER != 0))
+}
+
+// The phrases of a violation: what was expected and what was sent, in the
+// words `diagnose` hands each kind of violation.
+
+/// Expected by a schema that accepts anything.
+pub(crate) const ANY_VALUE: &str = "any value";
+/// Expected by a schema that accepts nothing (`false`, `not: {}`).
+pub(crate) const NO_VALUE: &str = "no value at all";
+/// Expected by a schema nested too deep to describe in one line.
+pub(crate) const DOCUMENTED_SHAPE: &str = "a value of the documented shape";
+/// Sent past the nesting limit.
+pub(crate) const DEEPER_VALUE: &str = "a deeper value";
+/// Expected of an array with `uniqueItems`.
+pub(crate) const UNIQUE_ITEMS: &str = "array of unique items";
+/// Expected of an object whose field came twice.
+pub(crate) const EACH_FIELD_ONCE: &str = "each field once";
+/// Expected of a required field whose schema has no description.
+pub(crate) const A_VALUE: &str = "a value";
+/// Sent for a required field that is missing.
+pub(crate) const NOTHING: &str = "nothing";
+
+/// Expected past the nesting limit.
+pub(crate) fn nesting_limit(levels: u32) -> String {
+    format!("nesting of at most {levels} schema levels")
+}
+
+/// Expected of a `oneOf` that more than one alternative matched.
+pub(crate) fn exactly_one_of(alternatives: &str) -> String {
+    format!("a value matching exactly one of: {alternatives}")
+}
+
+/// Sent to a `oneOf`: a value that `n` alternatives matched.
+pub(crate) fn matching_several(sent: &str, n: usize) -> String {
+    format!("{sent} matching {n} of them")
+}
+
+/// Expected by a `not`.
+pub(crate) fn anything_except(forbidden: &str) -> String {
+    format!("anything except {forbidden}")
+}
+
+/// Expected by `multipleOf`.
+pub(crate) fn multiple_of(factor: f64) -> String {
+    format!("a multiple of {}", crate::schema::render_f64(factor))
+}
+
+/// Added to a sent string of the wrong length.
+pub(crate) fn of_length(chars: u64) -> String {
+    format!(" of {}", plural(chars, "character", "characters"))
+}
+
+/// Sent: an array of the wrong size.
+pub(crate) fn array_of(items: u64) -> String {
+    format!("array of {}", plural(items, "item", "items"))
+}
+
+/// Sent: an item equal to an earlier one.
+pub(crate) fn repeating(sent: &str, earlier: usize) -> String {
+    format!("{sent} repeating item {earlier}")
+}
+
+/// Sent: a field given twice.
+pub(crate) fn field_again(key: &str) -> String {
+    format!("field `{}` again", short_name(key))
+}
+
+/// The hint for a missing field sent under a near name.
+pub(crate) fn sent_as(key: &str) -> String {
+    format!("it may have been sent as `{}`", short_name(key))
+}
+
+/// The hint for a near miss of a target.
+pub(crate) fn did_you_mean(target: &str) -> String {
+    format!("did you mean {}?", target_str(target))
+}
+
+/// Sent: an object with the wrong number of fields.
+pub(crate) fn fields_sent(count: u64) -> String {
+    plural(count, "field", "fields")
 }

@@ -89,6 +89,23 @@ fn unknown_field_far_from_any_lists_the_allowed_ones() {
 }
 
 #[test]
+fn a_second_unknown_field_points_back_to_the_listing() {
+    let r = reject(r#"{"customer_id": "c_1", "status": "open", "zzz": 1, "qqqq": 2}"#);
+    let hints: Vec<&str> = r.violations().iter().filter_map(|v| v.hint.as_deref()).collect();
+    assert_eq!(hints.len(), 2, "{hints:?}");
+    assert!(hints[0].starts_with("allowed fields: `customer_id`"), "{}", hints[0]);
+    assert_eq!(hints[1], "remove it (the allowed fields are listed above)");
+}
+
+#[test]
+fn a_near_miss_does_not_count_as_the_listing() {
+    let r = reject(r#"{"customer_id": "c_1", "status": "open", "stauts": "x", "zzz": 1}"#);
+    let hints: Vec<&str> = r.violations().iter().filter_map(|v| v.hint.as_deref()).collect();
+    assert_eq!(hints[0], "did you mean `status`?");
+    assert!(hints[1].starts_with("allowed fields: `customer_id`"), "{}", hints[1]);
+}
+
+#[test]
 fn camel_case_is_a_near_miss() {
     let r = reject(r#"{"customerId": "c_1", "status": "open"}"#);
     assert_eq!(r.violations()[0].hint.as_deref(), Some("did you mean `customer_id`?"));
