@@ -35,8 +35,8 @@ mod store;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gate::Toolbox;
-use gate::manifest::import_tools;
+use gate::manifest::import_each;
+use gate::{Tool, Toolbox};
 
 /// gate: typed LLM tools that fail safely.
 #[derive(Parser)]
@@ -95,16 +95,38 @@ impl<E: std::fmt::Display> From<E> for UsageError {
     }
 }
 
-/// A tool list in any provider's format, as declared-only tools.
+/// A tool list in any provider's format, as declared-only tools; a tool
+/// that cannot be read is bad input.
 pub(crate) fn load_toolbox(path: &str) -> Result<Toolbox, UsageError> {
+    let (toolbox, unreadable) = load_readable_tools(path)?;
+    match unreadable.into_iter().next() {
+        Some(problem) => Err(UsageError(format!("`{path}`: {problem}"))),
+        None => Ok(toolbox),
+    }
+}
+
+/// The tools of a list that can be read, and why each of the others cannot
+/// (a schema that does not compile, a missing name, a name given twice). An
+/// error only when the file is no tool list at all.
+pub(crate) fn load_readable_tools(path: &str) -> Result<(Toolbox, Vec<String>), UsageError> {
     let text = input::read_text(path)?;
     let document: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| UsageError(format!("`{path}` is not JSON: {e}")))?;
     let mut toolbox = Toolbox::new();
-    for tool in import_tools(&document).map_err(|e| UsageError(format!("`{path}`: {e}")))? {
-        toolbox.add(tool).map_err(|e| UsageError(format!("`{path}`: {e}")))?;
+    let mut unreadable = Vec::new();
+    let imported = import_each(&document).map_err(|e| UsageError(format!("`{path}`: {e}")))?;
+    for (index, tool) in imported.into_iter().enumerate() {
+        match tool {
+            Ok(tool) => {
+                let name = tool.spec().name().to_owned();
+                if let Err(e) = toolbox.add(tool) {
+                    unreadable.push(format!("tool #{index} (`{name}`): {e}"));
+                }
+            }
+            Err(e) => unreadable.push(e.to_string()),
+        }
     }
-    Ok(toolbox)
+    Ok((toolbox, unreadable))
 }
 
 /// A runtime for the subcommands that talk to a store.

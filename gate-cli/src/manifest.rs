@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use gate::manifest::{ManifestError, render, tool_definition};
+use gate::manifest::{render, tool_definition};
 use gate::{Dialect, ToolSpec};
 
-use crate::{UsageError, load_toolbox};
+use crate::{UsageError, load_readable_tools};
 
 /// Arguments of `gate manifest`.
 #[derive(clap::Args)]
@@ -24,8 +24,9 @@ pub(crate) struct Args {
     /// convert; `-` reads standard input. Without it, the example toolbox.
     #[arg(long)]
     tools: Option<String>,
-    /// Convert the tools the format can express and leave out the others,
-    /// each listed with its reason on standard error.
+    /// Convert the tools the format can express and leave out the others
+    /// (and any tool that cannot be read), each listed with its reason on
+    /// standard error.
     #[arg(long)]
     skip_unsupported: bool,
 }
@@ -35,17 +36,30 @@ fn parse_dialect(s: &str) -> Result<Dialect, String> {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
-    let toolbox = match args.tools.as_deref() {
-        Some(path) => load_toolbox(path)?,
-        None => crate::catalog::toolbox(),
+    // A tool gate cannot read at all is refused like one the format cannot
+    // express: without --skip-unsupported it is bad input, with it it is
+    // left out and listed.
+    let (toolbox, mut refused) = match args.tools.as_deref() {
+        Some(path) => {
+            let (toolbox, unreadable) = load_readable_tools(path)?;
+            if let Some(problem) = unreadable.first()
+                && !args.skip_unsupported
+            {
+                return Err(UsageError(format!(
+                    "`{path}`: {problem} (--skip-unsupported converts the tools that can be read and lists the \
+                     others)"
+                )));
+            }
+            (toolbox, unreadable)
+        }
+        None => (crate::catalog::toolbox(), Vec::new()),
     };
     let format = args.format;
     let mut expressible: Vec<&ToolSpec> = Vec::new();
-    let mut refused: Vec<ManifestError> = Vec::new();
     for spec in toolbox.specs() {
         match tool_definition(spec, format) {
             Ok(_) => expressible.push(spec),
-            Err(e) => refused.push(e),
+            Err(e) => refused.push(e.to_string()),
         }
     }
     let total = expressible.len() + refused.len();

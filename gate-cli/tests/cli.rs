@@ -736,16 +736,18 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     }
 }
 
+/// The tool names of an OpenAI manifest on standard output.
+fn names(out: &Output) -> Vec<String> {
+    json_of(out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[test]
 fn manifest_skip_unsupported_converts_the_rest_and_lists_what_it_left_out() {
-    let names = |out: &Output| -> Vec<String> {
-        json_of(out)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let all = names(&gate(&["manifest", "--format", "openai"], None));
 
     // The catalog has a map, a tuple and an untyped value, which strict mode
@@ -811,6 +813,54 @@ fn manifest_skip_unsupported_converts_the_rest_and_lists_what_it_left_out() {
     assert!(
         help.contains("--skip-unsupported") && help.contains("Exit status: 0"),
         "{help}"
+    );
+}
+
+#[test]
+fn skip_unsupported_also_skips_tools_that_cannot_be_read() {
+    // Four MCP tools: one fine, one whose pattern is no regular expression
+    // (readable, but no format can carry a schema the validator refuses),
+    // one without a name and the first one's name again (both unreadable).
+    let tools = r#"{"tools": [
+        {"name": "lookup", "description": "Look up.", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+        {"name": "broken", "description": "Broken.", "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "pattern": "("}}}},
+        {"description": "Nameless.", "inputSchema": {"type": "object"}},
+        {"name": "lookup", "description": "Again.", "inputSchema": {"type": "object"}}
+    ]}"#;
+
+    let out = gate(&["manifest", "--format", "openai", "--tools", "-"], Some(tools));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "bad input without the flag: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("tool #2: missing `name`") && err.contains("--skip-unsupported"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+
+    let out = gate(
+        &["manifest", "--format", "openai", "--tools", "-", "--skip-unsupported"],
+        Some(tools),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(names(&out), ["lookup"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("gate manifest: skipped openai: tool `broken` at /properties/q/pattern"),
+        "{err}"
+    );
+    assert!(err.contains("gate manifest: skipped tool #2: missing `name`"), "{err}");
+    assert!(
+        err.contains("gate manifest: skipped tool #3 (`lookup`): two tools are named `lookup`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gate manifest: converted 1 of 4 tools to openai; skipped 3 (listed above)"),
+        "{err}"
     );
 }
 

@@ -36,7 +36,17 @@ impl ImportError {
 /// one (`{"tools": [...]}`, an MCP `tools/list` response, Gemini's
 /// `{"functionDeclarations": [...]}`). Each tool becomes a declared-only
 /// [`DynamicTool`].
+///
+/// The first tool that cannot be read fails the whole list; [`import_each`]
+/// reads the others too.
 pub fn import_tools(document: &Value) -> Result<Vec<DynamicTool>, ImportError> {
+    import_each(document)?.into_iter().collect()
+}
+
+/// Reads a tool list as [`import_tools`] does, one result per tool, so a
+/// caller can keep the tools that could be read and report the others. The
+/// outer error says the document is no tool list at all.
+pub fn import_each(document: &Value) -> Result<Vec<Result<DynamicTool, ImportError>>, ImportError> {
     let list = tool_list(document).ok_or_else(|| {
         ImportError::new(
             0,
@@ -44,7 +54,7 @@ pub fn import_tools(document: &Value) -> Result<Vec<DynamicTool>, ImportError> {
             "expected a JSON array of tools, or an object with `tools` or `functionDeclarations`",
         )
     })?;
-    list.iter().enumerate().map(|(i, tool)| import_one(i, tool)).collect()
+    Ok(list.iter().enumerate().map(|(i, tool)| import_one(i, tool)).collect())
 }
 
 fn tool_list(document: &Value) -> Option<Vec<Value>> {

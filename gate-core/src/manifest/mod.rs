@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::ToolSpec;
 use crate::provider::Provider;
 
-pub use import::{ImportError, import_tools};
+pub use import::{ImportError, import_each, import_tools};
 
 /// A provider's tool format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
