@@ -15,22 +15,34 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
-/// Every tool parameter type passes through this trait, so a type that cannot
-/// be an argument gets one error, under the type, saying what to derive.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a valid tool argument: derive `Deserialize` and `JsonSchema`",
-    label = "this type must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type, or use a type that has them (String, integers, Vec, Option, ...)"
-)]
+/// Every tool parameter type is named through this trait's projection,
+/// `<T as ToolArg>::Checked`, spanned on the user's type, so a type that
+/// cannot be an argument fails there: one error, under the type, in
+/// [`ValidArg`]'s words. The projection is the only check; a separate
+/// assertion on the same type would be a second error at the same token.
 pub trait ToolArg {
     /// The argument type itself; the projection is what carries the check.
     type Checked;
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned + schemars::JsonSchema> ToolArg for T {
+impl<T: ValidArg> ToolArg for T {
     type Checked = T;
 }
+
+/// What a tool argument type needs, as a trait of gate's own: when
+/// `<T as ToolArg>::Checked` cannot be resolved, rustc reports the impl's
+/// unmet bound, so that bound is this trait, worded by gate, rather than
+/// serde's or schemars' (which would name only one of the two derives).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid tool argument: derive `Deserialize` and `JsonSchema`",
+    label = "this type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type, or use a type that has them (String, integers, Vec, Option, ...)"
+)]
+pub trait ValidArg {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + schemars::JsonSchema> ValidArg for T {}
 
 /// Finds the JSON default of an `#[arg(default)]` parameter type: its
 /// `Default` value when the type is also `Serialize`, otherwise nothing. The
@@ -81,9 +93,6 @@ pub fn set_default(schema: &mut Value, property: &str, default: Option<Value>) {
         p.insert("default".to_owned(), default);
     }
 }
-
-/// Compile-time check that `T` can be a tool argument; never called.
-pub const fn assert_tool_arg<T: ToolArg + ?Sized>() {}
 
 /// The success type of a tool must serialize to JSON for the model.
 #[diagnostic::on_unimplemented(

@@ -146,8 +146,8 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     // The argument struct is generic over its field types, so its derived
     // impls cannot fail; it is used only as `Args<<T as ToolArg>::Checked, …>`
     // with each projection spanned on the user's type. A type that is not a
-    // valid argument fails there, once, with ToolArg's message, and becomes an
-    // error type that silences every later use.
+    // valid argument fails there, once, in `ValidArg`'s words, and becomes an
+    // error type that silences every later use in the bodies.
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
     let fields = model.args().zip(&type_params).map(|((p, a, docs), param)| {
         let ident = p.ident;
@@ -161,9 +161,9 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
     });
     let args_type = quote!(#args_ident<#(#checked_types),*>);
-    // `__run` names the user's own types: its signature is checked on its
-    // own, and the `Checked` projection there would repeat the error that
-    // `assert_tool_arg` already gives about a type that is not an argument.
+    // `__run` names the user's own types: a signature is checked apart from
+    // the bodies, so a `Checked` projection there would be a second error at
+    // the same token (tried: `arg-not-jsonschema` then prints two).
     let user_types = model.args().map(|(p, _, _)| p.ty);
     let run_args_type = quote!(#args_ident<#(#user_types),*>);
     let defaults = model.args().filter(|(_, a, _)| a.default.is_some()).map(|(p, _, _)| {
@@ -177,11 +177,6 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             });
         }
     });
-    let arg_checks = model.args().map(|(p, _, _)| {
-        let ty = p.ty;
-        quote_spanned!(ty.span()=> ::gate::__private::assert_tool_arg::<#ty>();)
-    });
-
     // Derives copy bounds declared here into their impls; `#[arg(default)]`
     // fields need `Default`, which schemars' derive does not infer.
     let type_param_decls = model
@@ -257,7 +252,6 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         impl #tool_ident {
             #[doc(hidden)]
             pub const NAME: &'static str = #name;
-            const _ARGS_ARE_VALID: () = { #(#arg_checks)* };
 
             /// The one body both `call` and `prepare` run, so a tool's
             /// future is generated once.
