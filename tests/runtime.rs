@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use gate::ledger::State;
-use gate::runtime::{Ambiguity, FailureReason, JsonLinesSink};
+use gate::runtime::{Ambiguity, FailureReason, JsonLinesSink, RetryBudget};
 use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
 
@@ -349,6 +349,58 @@ async fn an_idempotent_tool_that_timed_out_is_retried_with_the_same_key() {
     // The model's next turn is ordinary work, not the repair of an internal retry.
     task.record_usage(5_000, 100).await;
     assert_eq!(task.repair_tokens(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn resends_are_a_share_of_first_attempts_under_a_retry_budget() {
+    let backend = Arc::new(Backend::default());
+    // Half a resend per first attempt, no reserve.
+    let retries = RetryBudget::new(Duration::from_secs(10), 0.0, 0.5).unwrap();
+    let gate = Gate::builder(Svc(backend.clone()).into_toolbox())
+        .store("memory:")
+        .retry_budget(retries)
+        .seed(7)
+        .build()
+        .await
+        .unwrap();
+
+    // One first attempt has earned half a resend: the timeout is not resent.
+    let mut first = gate.task("u1");
+    script(&backend, &["timeout"]);
+    let step = first.handle(call("c1", "refund", r#"{"charge": "ch_1"}"#)).await;
+    let Step::Fail(report) = &step else { panic!("{step:?}") };
+    assert_eq!(report.reason, FailureReason::RetryBudget);
+    assert_eq!(backend.refunds.load(Ordering::SeqCst), 1, "not resent");
+    // The refund is idempotent: the intent stays free for a later attempt.
+    assert_eq!(report.ledger_state, Some(State::FailedRetryable));
+
+    // Two first attempts have earned one: this timeout is resent, once.
+    let mut second = gate.task("u2");
+    script(&backend, &["timeout"]);
+    let step = second.handle(call("c2", "refund", r#"{"charge": "ch_2"}"#)).await;
+    assert!(matches!(step, Step::Return(_)), "{step:?}");
+    assert_eq!(backend.refunds.load(Ordering::SeqCst), 3);
+
+    // And it is spent: the third call's timeout is not resent.
+    let mut third = gate.task("u3");
+    script(&backend, &["timeout"]);
+    let step = third.handle(call("c3", "refund", r#"{"charge": "ch_3"}"#)).await;
+    let Step::Fail(report) = &step else { panic!("{step:?}") };
+    assert_eq!(report.reason, FailureReason::RetryBudget);
+    assert_eq!(backend.refunds.load(Ordering::SeqCst), 4);
+
+    // Past the window the old deposits and the resend are gone: the old
+    // balance (half a resend) plus this call's half would have allowed one.
+    tokio::time::advance(Duration::from_secs(11)).await;
+    let mut fourth = gate.task("u4");
+    script(&backend, &["timeout"]);
+    let step = fourth.handle(call("c4", "refund", r#"{"charge": "ch_4"}"#)).await;
+    let Step::Fail(report) = &step else { panic!("{step:?}") };
+    assert_eq!(
+        report.reason,
+        FailureReason::RetryBudget,
+        "only this call's half a resend"
+    );
 }
 
 #[tokio::test(start_paused = true)]

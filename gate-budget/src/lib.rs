@@ -17,11 +17,10 @@
 //!   retries at once; three retries per call let a fleet quadruple its load on
 //!   a failing service. A rolling budget shared across calls caps retries at a
 //!   share of real traffic: [`RetryBudget`] (tower's `TpsBudget` semantics,
-//!   with exact ratios). [`RetryQuota`] and [`RetryThrottle`] reproduce the
-//!   AWS SDKs' quota and gRPC's throttling for tools that must match them.
-//!   All three are for a tool's own calls to its dependency, inside one
-//!   process; the runtime's own retries are bounded per task and per user in
-//!   the store, which every worker shares.
+//!   with exact ratios), which the runtime asks before each of its own
+//!   resends when a gate is given one. [`RetryQuota`] and [`RetryThrottle`]
+//!   reproduce the AWS SDKs' quota and gRPC's throttling, for a tool whose
+//!   own client must retry exactly as those SDKs do.
 //! * **Time is a budget too.** A user waiting on an agent does not care how
 //!   many attempts were made, only how long it took. [`LatencyBudget`] bounds
 //!   the latency repairs add, and decides whether a backoff delay or a

@@ -13,11 +13,12 @@
 //!
 //! Deposit on each call's first attempt (not on each success, so a run of
 //! failures does not starve the budget of the credit those calls earned) and
-//! withdraw before each retry. It lives in one process's memory: it protects
-//! a dependency from the retry loops of that process. gate's runtime does not
-//! consult one, because its retries are bounded where every worker sees them
-//! (attempts and added latency per task, repair tokens per user, in the
-//! store); a ratio kept per process would grant N shares to N workers.
+//! withdraw before each retry. gate's runtime does exactly that when a gate
+//! is given one (`GateBuilder::retry_budget`): every handled call deposits,
+//! every resend gate makes without the model withdraws. It lives in one
+//! process's memory, which is what a ratio needs: N workers each resending
+//! a share of their own calls resend that share of all calls; only the
+//! reserve is granted once per worker.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;

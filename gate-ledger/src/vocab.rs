@@ -194,6 +194,10 @@ pub enum FailureReason {
     TokenBudget,
     /// The task may add no more latency.
     LatencyBudget,
+    /// gate's own resends of failing calls used the gate's retry budget (a
+    /// share of first attempts over a rolling window): the tool's dependency
+    /// is failing for many calls at once.
+    RetryBudget,
     /// An ambiguous failure of a tool that is not safe to retry.
     UnsafeToRetry,
     /// A correction was given in this step and the next call failed too.
@@ -222,6 +226,7 @@ by_name!(FailureReason, "fail reason" {
     AttemptBudget => "attempt_budget",
     TokenBudget => "token_budget",
     LatencyBudget => "latency_budget",
+    RetryBudget => "retry_budget",
     UnsafeToRetry => "unsafe_to_retry",
     CorrectionDidNotHelp => "correction_did_not_help",
     OutcomeUnknown => "outcome_unknown",
@@ -283,7 +288,7 @@ mod tests {
                 Action::ALL.len(),
                 FailureReason::ALL.len()
             ),
-            (3, 8, 6, 14)
+            (3, 8, 6, 15)
         );
     }
 

@@ -4,14 +4,24 @@
 //! repairs per task, wall-clock latency added per task, and repair tokens per
 //! user over a rolling window. The first two live with the task (in
 //! `gate-budget`, stored with the task's state); the window lives in the
-//! store, shared by every worker. The runtime asks them only after the policy
+//! store, shared by every worker. A fourth, optional, bounds gate's own
+//! resends across calls: a [`RetryBudget`] set on the builder, asked before
+//! each internal retry, so a dependency failing for every call at once gets
+//! a share of its traffic in resends rather than one per call. The runtime asks them only after the policy
 //! has chosen a repair, so a budget can refuse a repair but never create one,
 //! and a refusal is turned into a decision by the same pure policy (`decide`
 //! with that budget closed).
 
-pub use gate_budget::{Budget, Pushback, Refusal, TaskBudget, TokenLimit, estimate_tokens, repair_cost};
+pub use gate_budget::{Budget, Pushback, Refusal, RetryBudget, TaskBudget, TokenLimit, estimate_tokens, repair_cost};
 
 use super::policy::BudgetVerdict;
+
+/// The verdict that re-runs the policy after the retry budget refused a
+/// resend.
+pub(crate) const RESENDS_REFUSED: BudgetVerdict = BudgetVerdict {
+    retries: false,
+    ..BudgetVerdict::OPEN
+};
 
 /// The verdict that re-runs the policy after `refusal`: the budget that said
 /// no is closed, the others open.

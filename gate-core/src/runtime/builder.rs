@@ -16,7 +16,7 @@ use gate_validate::Validator;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::budget::Budget;
+use super::budget::{Budget, RetryBudget};
 use super::gate::{Gate, Inner};
 use super::log::DecisionSink;
 use super::writer::SuccessWriter;
@@ -131,6 +131,7 @@ pub struct GateBuilder {
     store: String,
     storage: Option<Arc<dyn Storage>>,
     budget: Budget,
+    retry_budget: Option<Arc<RetryBudget>>,
     sanitizer: Option<Sanitizer>,
     result_sanitizer: Option<Option<Sanitizer>>,
     rejection_cap: u32,
@@ -149,6 +150,7 @@ impl Gate {
             store: DEFAULT_STORE.to_owned(),
             storage: None,
             budget: Budget::default(),
+            retry_budget: None,
             sanitizer: None,
             result_sanitizer: None,
             rejection_cap: 2,
@@ -185,6 +187,24 @@ impl GateBuilder {
     /// The budgets.
     pub fn budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// A limit on gate's own resends (the retries it makes without the model:
+    /// a transient failure, or an unknown outcome of a resend-safe tool) as a
+    /// share of first attempts over a rolling window, so a dependency that
+    /// fails for every call at once gets at most that share more load, not a
+    /// resend per call. Each handled call deposits, each resend withdraws; a
+    /// resend the budget refuses is a Fail with reason `retry_budget`. None by
+    /// default: the per-task budgets still bound every task.
+    ///
+    /// The budget lives in this process ([`RetryBudget`]'s ranges and
+    /// semantics are tower's `TpsBudget`). Across workers the share still
+    /// holds, since each worker's resends are a share of its own first
+    /// attempts; only the reserve (`min_per_sec`) is granted once per
+    /// worker. Pass the same `Arc` to several gates to share one budget.
+    pub fn retry_budget(mut self, budget: impl Into<Arc<RetryBudget>>) -> Self {
+        self.retry_budget = Some(budget.into());
         self
     }
 
@@ -305,6 +325,7 @@ impl GateBuilder {
             sanitizer: self.sanitizer.unwrap_or_else(default_sanitizer),
             result_sanitizer,
             budget: self.budget,
+            retry_budget: self.retry_budget,
             rejection_cap: self.rejection_cap,
             corrections_per_step: self.corrections_per_step,
             store_patience: self.store_patience,

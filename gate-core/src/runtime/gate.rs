@@ -14,7 +14,7 @@ use gate_sanitize::Sanitizer;
 use gate_validate::Validator;
 use rand::rngs::StdRng;
 
-use super::budget::Budget;
+use super::budget::{Budget, RetryBudget};
 use super::log::DecisionSink;
 use super::writer::SuccessWriter;
 use crate::Toolbox;
@@ -35,6 +35,8 @@ pub(super) struct Inner {
     pub(super) sanitizer: Sanitizer,
     pub(super) result_sanitizer: Option<Sanitizer>,
     pub(super) budget: Budget,
+    /// The share of first attempts gate's own resends may add, if limited.
+    pub(super) retry_budget: Option<Arc<RetryBudget>>,
     pub(super) rejection_cap: u32,
     pub(super) corrections_per_step: u32,
     pub(super) store_patience: Duration,

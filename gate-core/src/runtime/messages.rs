@@ -92,6 +92,7 @@ pub(super) fn fail(tool: &str, reason: FailureReason, intent_key: Option<&str>) 
         FailureReason::AttemptBudget
         | FailureReason::TokenBudget
         | FailureReason::LatencyBudget
+        | FailureReason::RetryBudget
         | FailureReason::UnsafeToRetry
         | FailureReason::CorrectionDidNotHelp
         | FailureReason::Internal => format!(
@@ -141,6 +142,9 @@ pub(super) fn next_check(
         ),
         FailureReason::AttemptBudget | FailureReason::TokenBudget | FailureReason::LatencyBudget => format!(
             "The task ran out of its repair budget at `{tool}`; check why calls kept failing before raising the budget.{reopen}"
+        ),
+        FailureReason::RetryBudget => format!(
+            "`{tool}` kept failing across many calls, so gate stopped resending it (the gate's retry budget was spent); check the health of the system behind it.{reopen}"
         ),
         FailureReason::TaskFailed => {
             format!("The task had already failed; see its report in `gate reconcile list`.{reopen}")

@@ -30,7 +30,7 @@ pub mod step;
 mod task;
 mod writer;
 
-pub use budget::Budget;
+pub use budget::{Budget, RetryBudget};
 pub use builder::{
     DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, GateBuilder, GateError,
     MAX_STORE_PATIENCE, MAX_TOOL_TIMEOUT,

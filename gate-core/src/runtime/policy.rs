@@ -16,8 +16,8 @@
 //! | ambiguous (403 without body, not found, empty), retry-safe tool | **Retry with a correction** (discovery tool, widen hint); **Fail** after one correction per step or when a budget is spent |
 //! | ambiguous: unreadable answer, retry-safe tool | **Return** the failure to the model: its arguments were valid, no correction can be named, and resending the same bytes would be a hopeful retry (rule 3), so the identical call is refused from then on |
 //! | ambiguous, other tools | **Fail** |
-//! | transient (nothing happened) | **Retry** the same call after a backoff, within the attempt and latency budgets |
-//! | outcome unknown, tool resend-safe (`read_only`, `idempotent`, `keyed`) | **Retry** with the same intent key, within the attempt and latency budgets |
+//! | transient (nothing happened) | **Retry** the same call after a backoff, within the attempt, latency and retry budgets |
+//! | outcome unknown, tool resend-safe (`read_only`, `idempotent`, `keyed`) | **Retry** with the same intent key, within the attempt, latency and retry budgets |
 //! | outcome unknown, other tools | **Fail and reconcile**; no budget can change this |
 //! | definitive | **Return** the error to the model as the tool's result |
 //! | internal | **Fail** |
@@ -33,9 +33,10 @@
 //!    arguments equal a call that already failed (ambiguous, definitive or
 //!    rejected) is a hopeful retry, refused without running the tool.
 //! 4. Budgets (repairs per task, added latency per task, repair tokens per
-//!    user over a rolling window) are asked only after the policy chose a
-//!    repair: a budget can refuse a repair, never create one, and never turn
-//!    an unknown outcome into a retry.
+//!    user over a rolling window, and gate's own resends as a share of first
+//!    attempts) are asked only after the policy chose a repair: a budget can
+//!    refuse a repair, never create one, and never turn an unknown outcome
+//!    into a retry.
 //! 5. The decision is a pure function of the declared effects, the failure
 //!    class, the task's history and the budgets' verdicts ([`decide`]); the
 //!    model never decides.
@@ -78,6 +79,11 @@ pub struct BudgetVerdict {
     pub tokens: bool,
     /// Wall-clock latency the task may still add.
     pub latency: bool,
+    /// The gate's retry budget (resends as a share of first attempts, across
+    /// calls) allows one more retry without the model. Repairs through the
+    /// model do not ask it: each costs a model turn and repair tokens, which
+    /// the token window meters, while a resend runs at machine speed.
+    pub retries: bool,
 }
 
 impl BudgetVerdict {
@@ -86,6 +92,7 @@ impl BudgetVerdict {
         attempts: true,
         tokens: true,
         latency: true,
+        retries: true,
     };
 }
 
@@ -197,12 +204,15 @@ fn model_repair_budget(b: BudgetVerdict) -> Option<FailureReason> {
     }
 }
 
-/// A retry without the model costs an attempt and latency.
+/// A retry without the model costs an attempt, latency, and a share of the
+/// dependency's traffic.
 fn internal_retry(b: BudgetVerdict) -> Decision {
     if !b.attempts {
         Decision::Fail(FailureReason::AttemptBudget)
     } else if !b.latency {
         Decision::Fail(FailureReason::LatencyBudget)
+    } else if !b.retries {
+        Decision::Fail(FailureReason::RetryBudget)
     } else {
         Decision::RetryInternally
     }
@@ -276,6 +286,7 @@ mod tests {
             ),
             ("no_tokens", BudgetVerdict { tokens: false, ..open }),
             ("no_latency", BudgetVerdict { latency: false, ..open }),
+            ("no_retries", BudgetVerdict { retries: false, ..open }),
         ]
     }
 
@@ -324,11 +335,11 @@ mod tests {
         structural      *            fresh|corrected|repeat          no_attempts fail attempt_budget
         structural      *            fresh|corrected|repeat          no_tokens   fail token_budget
         structural      *            fresh|corrected|repeat          no_latency  fail latency_budget
-        structural      *            fresh|corrected                 open        reject
-        structural      *            repeat                          open        refuse_repeat
+        structural      *            fresh|corrected                 open|no_retries  reject
+        structural      *            repeat                          open|no_retries  refuse_repeat
         ambiguous_wrong_target|ambiguous_nothing_found|ambiguous_unreadable  keyed|unsafe  *  *  fail unsafe_to_retry
         ambiguous_wrong_target|ambiguous_nothing_found  safe  corrected                      *           fail correction_did_not_help
-        ambiguous_wrong_target|ambiguous_nothing_found  safe  fresh|same_rejection|cap_reached|repeat  open         retry_with_correction
+        ambiguous_wrong_target|ambiguous_nothing_found  safe  fresh|same_rejection|cap_reached|repeat  open|no_retries  retry_with_correction
         ambiguous_wrong_target|ambiguous_nothing_found  safe  fresh|same_rejection|cap_reached|repeat  no_attempts  fail attempt_budget
         ambiguous_wrong_target|ambiguous_nothing_found  safe  fresh|same_rejection|cap_reached|repeat  no_tokens    fail token_budget
         ambiguous_wrong_target|ambiguous_nothing_found  safe  fresh|same_rejection|cap_reached|repeat  no_latency   fail latency_budget
@@ -336,10 +347,12 @@ mod tests {
         transient       *            *                               open|no_tokens  retry_internally
         transient       *            *                               no_attempts fail attempt_budget
         transient       *            *                               no_latency  fail latency_budget
+        transient       *            *                               no_retries  fail retry_budget
         outcome_unknown unsafe       *                               *           fail outcome_unknown
         outcome_unknown safe|keyed   *                               open|no_tokens  retry_internally
         outcome_unknown safe|keyed   *                               no_attempts fail attempt_budget
         outcome_unknown safe|keyed   *                               no_latency  fail latency_budget
+        outcome_unknown safe|keyed   *                               no_retries  fail retry_budget
         definitive      *            *                               *           return
         internal        *            *                               *           fail internal
     ";
@@ -404,7 +417,7 @@ mod tests {
         }
         assert!(used.iter().all(|n| *n > 0), "a row matches nothing: {used:?}");
         assert_eq!(effect_combinations().len(), 26);
-        assert_eq!(situations, 26 * 8 * 4 * 5);
+        assert_eq!(situations, 26 * 8 * 5 * 5);
     }
 
     /// What each decision leaves a side-effecting call's intent in, row by

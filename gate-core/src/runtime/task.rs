@@ -30,7 +30,7 @@ use gate_ledger::{
 use serde_json::{Value, json};
 
 use super::attempt::{self, Attempt};
-use super::budget::closed;
+use super::budget::{RESENDS_REFUSED, closed};
 use super::class::classify;
 use super::gate::Gate;
 use super::identity::{CallIdentity, as_validated, message_hash, raw_fingerprint};
@@ -530,6 +530,10 @@ impl Task {
             Ok(admitted) => admitted,
             Err(verdict) => return self.conclude(&call, None, verdict, 1).await.step,
         };
+        // A first attempt earns the resends the retry budget allows.
+        if let Some(retries) = &gate.inner().retry_budget {
+            retries.deposit();
+        }
         let mut attempt_no = 0;
         loop {
             attempt_no += 1;
@@ -1027,6 +1031,14 @@ impl Task {
             budget.plan_reject(Duration::ZERO)
         };
         match planned {
+            // Asked last, so a resend the task's own budgets refuse takes
+            // nothing from the budget every call shares.
+            Ok(_) if wanted == Decision::RetryInternally && !self.resend_allowed() => {
+                choice.decision = decide(&Situation {
+                    budget: RESENDS_REFUSED,
+                    ..situation
+                });
+            }
             Ok(plan) => {
                 choice.plan = Some(plan);
                 // The model is not involved in an internal retry: no tokens are replayed.
@@ -1038,6 +1050,12 @@ impl Task {
             Err(refusal) => choice.decision = redecide(&situation, &refusal),
         }
         choice
+    }
+
+    /// Whether the gate's retry budget, if it has one, gives this resend;
+    /// a `true` spends it.
+    fn resend_allowed(&self) -> bool {
+        self.gate.inner().retry_budget.as_ref().is_none_or(|b| b.withdraw())
     }
 
     /// [`settle`](Self::settle) for a decision that is settled once, with
