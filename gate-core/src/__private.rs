@@ -36,7 +36,7 @@ impl<T: ValidArg> ToolArg for T {
 /// serde's or schemars' (which would name only one of the two derives).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a valid tool argument: derive `Deserialize` and `JsonSchema`",
-    label = "this type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "`{Self}` must implement `serde::Deserialize` and `schemars::JsonSchema` to be an argument",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type, or use a type that has them (String, integers, Vec, Option, ...)"
 )]
 pub trait ValidArg {}
@@ -85,6 +85,36 @@ impl<T> DefaultUnknown for &DefaultProbe<T> {
     fn default_json(&self) -> Option<Value> {
         None
     }
+}
+
+/// The schema of an argument struct before its properties: what
+/// `#[derive(JsonSchema)]` starts a struct with `deny_unknown_fields` from.
+pub fn args_object_schema() -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "additionalProperties": false})
+}
+
+/// Adds one argument to an argument struct's schema, as
+/// `#[derive(JsonSchema)]` writes a field: the field type's subschema with
+/// the doc comment's title and description, required unless it is an
+/// `Option` or has a default. `#[tool]` implements `JsonSchema` for its
+/// argument struct with one call per argument instead of deriving it,
+/// because the derive on a generic struct also writes a formatted
+/// `schema_id` and a schema expression per field, code that every tool
+/// would otherwise type-check; the schema is the same (the manifest tests
+/// compare it byte for byte).
+pub fn add_arg_property<T: schemars::JsonSchema>(
+    schema: &mut schemars::Schema,
+    generator: &mut schemars::SchemaGenerator,
+    name: &str,
+    doc: &str,
+    has_default: bool,
+) {
+    let optional = generator.contract().is_deserialize() && (has_default || T::_schemars_private_is_option());
+    let mut property = generator.subschema_for::<T>();
+    let (title, description) = schemars::_private::get_title_and_description(doc);
+    schemars::_private::insert_metadata_property_if_nonempty(&mut property, "title", title);
+    schemars::_private::insert_metadata_property_if_nonempty(&mut property, "description", description);
+    schemars::_private::insert_object_property(schema, name, optional, property);
 }
 
 /// Records a property's default in the schema.
@@ -294,13 +324,13 @@ struct SchemaTypeMismatch(serde_json::Error);
 
 /// Deserializes arguments that already passed validation. A failure here is a
 /// bug (schema and type disagree), hence internal.
-pub fn parse_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+fn parse_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|e| ToolError::internal(SchemaTypeMismatch(e)))
 }
 
 /// The one-pass path of a `#[tool]`: parses `arguments` into `T` with
 /// `validator` and hands them to `run` when the call runs.
-pub fn prepared<'a, T, F>(
+fn prepared<'a, T, F>(
     validator: &crate::validate::Validator,
     arguments: &str,
     run: F,
@@ -316,8 +346,56 @@ where
 }
 
 /// A finished future holding an error.
-pub fn ready_err<'a>(error: ToolError) -> ToolFuture<'a> {
+fn ready_err<'a>(error: ToolError) -> ToolFuture<'a> {
     Box::pin(std::future::ready(Err(error)))
+}
+
+/// What `#[tool]` writes for each tool: its compile-time facts, its argument
+/// struct and the one body that calls the user's function. The [`Tool`]
+/// impl over it (the spec, the parse and the one-pass path) is generic,
+/// written once here, so a crate of a hundred tools type-checks it once
+/// instead of a hundred times.
+pub trait MacroTool: Send + Sync + 'static {
+    /// The argument struct, each field a [`ToolArg`] projection.
+    type Args: DeserializeOwned + schemars::JsonSchema + Send + 'static;
+    /// Everything the attribute and the signature say.
+    const SPEC: MacroSpec<'static>;
+    /// Where the spec is built, once: a static of the tool's own (a static
+    /// in generic code would be one for every tool).
+    fn spec_cell() -> &'static std::sync::OnceLock<ToolSpec>;
+    /// Writes the `#[arg(default)]` values into the argument schema.
+    fn add_defaults(schema: &mut Value) {
+        let _ = schema;
+    }
+    /// The result's schema, when the return type has one.
+    fn output_schema() -> Option<Value>;
+    /// Calls the user's function and converts what it returns.
+    fn run(&self, ctx: Ctx, args: Self::Args) -> ToolFuture<'_>;
+}
+
+impl<T: MacroTool> Tool for T {
+    fn spec(&self) -> &ToolSpec {
+        T::spec_cell().get_or_init(|| {
+            let mut schema = args_schema::<T::Args>();
+            T::add_defaults(&mut schema);
+            spec(T::SPEC, schema).with_output_schema(T::output_schema())
+        })
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a> {
+        match parse_args::<T::Args>(arguments) {
+            Ok(args) => self.run(ctx.clone(), args),
+            Err(error) => ready_err(error),
+        }
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        validator: &crate::validate::Validator,
+        arguments: &str,
+    ) -> Option<Result<crate::PreparedCall<'a>, crate::validate::Rejection>> {
+        prepared::<T::Args, _>(validator, arguments, move |ctx, args| self.run(ctx, args))
+    }
 }
 
 /// Everything `#[tool]` knows at compile time.
@@ -346,7 +424,7 @@ pub struct MacroSpec<'a> {
 
 /// Builds the spec of a macro tool. The macro has already checked every rule
 /// `ToolSpec::new` would, at compile time.
-pub fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
+fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
     ToolSpec::from_parts(
         parts.name.to_owned(),
         parts.title.map(str::to_owned),

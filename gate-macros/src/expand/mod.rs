@@ -5,7 +5,10 @@
 //! For a tool `f` the expansion is the user's function unchanged (minus the
 //! parameter attributes the macro consumed), a hidden argument struct
 //! `__gate_args_f` deriving `Deserialize` and `JsonSchema`, a hidden unit
-//! struct `__gate_tool_f` implementing `Tool`, and the lookup macro through
+//! struct `__gate_tool_f` implementing `__private::MacroTool` (its facts and
+//! the one body that calls `f`; `Tool` itself is implemented once, generically,
+//! over every `MacroTool`, so its bodies are checked once per crate, not once
+//! per tool), and the lookup macro through
 //! which `toolbox!` finds it by the name `f` (`lookup.rs`). The hidden names
 //! are lower-case and prefixed, so they never collide with the user's types
 //! (`fn customer` next to `struct Customer` compiles). Everything generated

@@ -144,10 +144,10 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         .collect();
 
     // The argument struct is generic over its field types, so its derived
-    // impls cannot fail; it is used only as `Args<<T as ToolArg>::Checked, …>`
-    // with each projection spanned on the user's type. A type that is not a
-    // valid argument fails there, once, in `ValidArg`'s words, and becomes an
-    // error type that silences every later use in the bodies.
+    // impls cannot fail; it is named as `Args<<T as ToolArg>::Checked, …>`
+    // only in `MacroTool::Args`. A type that is not a valid argument fails
+    // there, once, in `ValidArg`'s words, and becomes an error type that
+    // silences every use in the generic `Tool` impl.
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
     let fields = model.args().zip(&type_params).map(|((p, a, docs), param)| {
         let ident = p.ident;
@@ -156,27 +156,74 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         let rename = a.rename.as_ref().map(|r| quote!(#[serde(rename = #r)]));
         quote!(#doc #default #rename #ident: #param)
     });
-    let checked_types = model.args().map(|(p, _, _)| {
-        let ty = p.ty;
-        quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
-    });
-    let args_type = quote!(#args_ident<#(#checked_types),*>);
-    // `__run` names the user's own types: a signature is checked apart from
-    // the bodies, so a `Checked` projection there would be a second error at
-    // the same token (tried: `arg-not-jsonschema` then prints two).
-    let user_types = model.args().map(|(p, _, _)| p.ty);
-    let run_args_type = quote!(#args_ident<#(#user_types),*>);
-    let defaults = model.args().filter(|(_, a, _)| a.default.is_some()).map(|(p, _, _)| {
-        let ty = p.ty;
+    let args_name = args_ident.to_string();
+    let properties = model.args().zip(&type_params).map(|((p, a, docs), param)| {
         let json_name = p.json_name();
+        // As the derive reads a `#[doc = "…"]`: one leading space dropped.
+        let doc = docs
+            .as_deref()
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .unwrap_or_default();
+        let has_default = a.default.is_some();
         quote! {
-            ::gate::__private::set_default(&mut schema, #json_name, {
-                #[allow(unused_imports)]
-                use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};
-                (&::gate::__private::DefaultProbe::<#ty>::new()).default_json()
-            });
+            ::gate::__private::add_arg_property::<#param>(&mut schema, generator, #json_name, #doc, #has_default);
         }
     });
+    // The struct's own bounds (`Default` for a defaulted field) and `JsonSchema`.
+    let schema_bounds = model
+        .args()
+        .zip(&type_params)
+        .map(|((_, a, _), param)| match a.default {
+            Some(_) => quote!(#param: ::gate::__private::schemars::JsonSchema + ::core::default::Default),
+            None => quote!(#param: ::gate::__private::schemars::JsonSchema),
+        });
+    let args_schema_impl = quote! {
+        impl<#(#schema_bounds),*> ::gate::__private::schemars::JsonSchema for #args_ident<#(#type_params),*> {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(#args_name)
+            }
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #args_name))
+            }
+            fn json_schema(generator: &mut ::gate::__private::schemars::SchemaGenerator) -> ::gate::__private::schemars::Schema {
+                let mut schema = ::gate::__private::args_object_schema();
+                #(#properties)*
+                schema
+            }
+        }
+    };
+    let checked_types: Vec<TokenStream> = model
+        .args()
+        .map(|(p, _, _)| {
+            let ty = p.ty;
+            quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
+        })
+        .collect();
+    let defaults: Vec<TokenStream> = model
+        .args()
+        .filter(|(_, a, _)| a.default.is_some())
+        .map(|(p, _, _)| {
+            let ty = p.ty;
+            let json_name = p.json_name();
+            quote! {
+                ::gate::__private::set_default(schema, #json_name, {
+                    #[allow(unused_imports)]
+                    use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};
+                    (&::gate::__private::DefaultProbe::<#ty>::new()).default_json()
+                });
+            }
+        })
+        .collect();
+    // The trait's default writes nothing; most tools have no defaults.
+    let add_defaults = if defaults.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            fn add_defaults(schema: &mut ::gate::__private::serde_json::Value) {
+                #(#defaults)*
+            }
+        }
+    };
     // Derives copy bounds declared here into their impls; `#[arg(default)]`
     // fields need `Default`, which schemars' derive does not infer.
     let type_param_decls = model
@@ -235,15 +282,72 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     let output_schema = output_schema(model, target);
     let entry = toolbox_entry(target, &tool_ident);
 
+    // rustc reports an argument type that is not valid on `type Args` as a
+    // whole, so that item is spanned on the parameter list: the one error
+    // points at the signature and names the type. (Spanned on the type
+    // itself, the projection failed in a function body; the bodies that
+    // used it are generic now, written once in `__private`.)
+    let params_span = model.sig.paren_token.span.join();
+    let self_at_params = Ident::new(&tool_ident.to_string(), params_span);
+    let args_at_params = Ident::new(&args_ident.to_string(), params_span);
+    // `run` names the user's own types: a `Checked` projection in its
+    // signature would be a second error (tried).
+    let user_types = model.args().map(|(p, _, _)| p.ty);
+    // The bodies keep the macro's own spans, so lints see generated code.
+    let spec_value = quote! {
+        ::gate::__private::MacroSpec {
+            name: #name,
+            description: #description,
+            title: #title,
+            effects: #effects,
+            scopes: &[#(#scopes),*],
+            discovery: #discovery,
+            widen: #widen,
+            key_args: &[#(#key_args),*],
+            timeout_ms: #timeout_ms,
+            origin: ::core::concat!(::core::module_path!(), "::", #display),
+        }
+    };
+    let spec_cell = quote! {
+        static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
+        &SPEC
+    };
+    let run_body = quote! {
+        ::std::boxed::Box::pin(async move {
+            let __ctx = &__owned_ctx;
+            let __ret = #invoke;
+            #convert
+        })
+    };
+    let macro_tool = quote_spanned! {params_span=>
+        impl ::gate::__private::MacroTool for #self_at_params {
+            type Args = #args_at_params<#(#checked_types),*>;
+            const SPEC: ::gate::__private::MacroSpec<'static> = #spec_value;
+            fn spec_cell() -> &'static ::std::sync::OnceLock<::gate::__private::ToolSpec> {
+                #spec_cell
+            }
+            #add_defaults
+            fn output_schema() -> ::core::option::Option<::gate::__private::serde_json::Value> {
+                #output_schema
+            }
+            fn run(&self, __owned_ctx: ::gate::__private::Ctx, __args: #args_at_params<#(#user_types),*>)
+                -> ::gate::__private::ToolFuture<'_>
+            {
+                #run_body
+            }
+        }
+    };
+
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
-        #[derive(::gate::__private::serde::Deserialize, ::gate::__private::schemars::JsonSchema)]
+        #[derive(::gate::__private::serde::Deserialize)]
         #[serde(crate = "::gate::__private::serde", deny_unknown_fields)]
-        #[schemars(crate = "::gate::__private::schemars")]
         #vis struct #args_ident<#(#type_param_decls),*> {
             #(#fields),*
         }
+
+        #args_schema_impl
 
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
@@ -252,65 +356,9 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         impl #tool_ident {
             #[doc(hidden)]
             pub const NAME: &'static str = #name;
-
-            /// The one body both `call` and `prepare` run, so a tool's
-            /// future is generated once.
-            fn __run<'a>(&'a self, __owned_ctx: ::gate::__private::Ctx, __args: #run_args_type) -> ::gate::__private::ToolFuture<'a> {
-                ::std::boxed::Box::pin(async move {
-                    let __ctx = &__owned_ctx;
-                    let __ret = #invoke;
-                    #convert
-                })
-            }
         }
 
         #entry
-        impl ::gate::__private::Tool for #tool_ident {
-            fn spec(&self) -> &::gate::__private::ToolSpec {
-                static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
-                SPEC.get_or_init(|| ::gate::__private::spec(
-                    ::gate::__private::MacroSpec {
-                        name: #name,
-                        description: #description,
-                        title: #title,
-                        effects: #effects,
-                        scopes: &[#(#scopes),*],
-                        discovery: #discovery,
-                        widen: #widen,
-                        key_args: &[#(#key_args),*],
-                        timeout_ms: #timeout_ms,
-                        origin: ::core::concat!(::core::module_path!(), "::", #display),
-                    },
-                    {
-                        let mut schema = ::gate::__private::args_schema::<#args_type>();
-                        #(#defaults)*
-                        schema
-                    },
-                ).with_output_schema(#output_schema))
-            }
-
-            fn call<'a>(
-                &'a self,
-                __ctx: &'a ::gate::__private::Ctx,
-                __arguments: &'a str,
-            ) -> ::gate::__private::ToolFuture<'a> {
-                match ::gate::__private::parse_args::<#args_type>(__arguments) {
-                    ::core::result::Result::Ok(__args) => self.__run(::core::clone::Clone::clone(__ctx), __args),
-                    ::core::result::Result::Err(error) => ::gate::__private::ready_err(error),
-                }
-            }
-
-            fn prepare<'a>(
-                &'a self,
-                __validator: &::gate::__private::Validator,
-                __arguments: &str,
-            ) -> ::core::option::Option<
-                ::core::result::Result<::gate::__private::PreparedCall<'a>, ::gate::__private::Rejection>,
-            > {
-                ::gate::__private::prepared::<#args_type, _>(__validator, __arguments, move |__ctx, __args| {
-                    self.__run(__ctx, __args)
-                })
-            }
-        }
+        #macro_tool
     }
 }
