@@ -87,6 +87,56 @@ impl<T> DefaultUnknown for &DefaultProbe<T> {
     }
 }
 
+/// Refuses `#[arg(default)]` on an `Option` argument, which is already
+/// optional (absent means `None`), decided by the type rather than its
+/// spelling: an alias of `Option` is refused too, a type of one's own named
+/// `Option` is not. Called on `&&DefaultProbe<T>`, [`DefaultOnOption`] (for
+/// `&DefaultProbe<Option<_>>`, whose `&self` is that receiver) is found
+/// before [`DefaultOnValue`] (for `DefaultProbe<T>`, one dereference later);
+/// the marker it returns must fit [`DefaultFits`].
+pub trait DefaultOnOption {
+    /// The marker that fails [`default_fits`].
+    fn target(&self) -> OptionAlreadyOptional;
+}
+
+impl<T> DefaultOnOption for &DefaultProbe<Option<T>> {
+    fn target(&self) -> OptionAlreadyOptional {
+        OptionAlreadyOptional
+    }
+}
+
+/// Chosen for every type that is not an `Option`.
+pub trait DefaultOnValue {
+    /// The marker that fits [`default_fits`].
+    fn target(&self) -> DefaultOnAValue;
+}
+
+impl<T> DefaultOnValue for DefaultProbe<T> {
+    fn target(&self) -> DefaultOnAValue {
+        DefaultOnAValue
+    }
+}
+
+/// What [`DefaultOnOption`] returns.
+pub struct OptionAlreadyOptional;
+
+/// What [`DefaultOnValue`] returns.
+pub struct DefaultOnAValue;
+
+/// An `#[arg(default)]` that means something.
+#[diagnostic::on_unimplemented(
+    message = "`Option` arguments are already optional (absent means `None`); remove `#[arg(default)]`",
+    label = "this argument's type is an `Option`"
+)]
+pub trait DefaultFits {}
+
+impl DefaultFits for DefaultOnAValue {}
+
+/// Compile-time check of an `#[arg(default)]`; does nothing when run.
+pub fn default_fits<M: DefaultFits>(marker: M) {
+    let _ = marker;
+}
+
 /// The schema of an argument struct before its properties: what
 /// `#[derive(JsonSchema)]` starts a struct with `deny_unknown_fields` from.
 pub fn args_object_schema() -> schemars::Schema {

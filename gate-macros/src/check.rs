@@ -39,7 +39,6 @@ pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span:
     ctx_is_single_and_typed(cx, f);
     args_are_owned_values(cx, f);
     arg_names_are_portable_and_unique(cx, f);
-    default_is_not_on_option(cx, f);
 }
 
 /// gate decides retry safety from declared effects, so a tool that declares
@@ -340,21 +339,6 @@ fn arg_names_are_portable_and_unique(cx: &mut Ctxt, f: &ToolFn<'_>) {
             cx.error_at(span, format!("two arguments are named `{name}`; rename one"));
         }
         seen.push(name);
-    }
-}
-
-/// `Option<T>` is already optional; `#[arg(default)]` on it means the author
-/// expected something else to happen.
-fn default_is_not_on_option(cx: &mut Ctxt, f: &ToolFn<'_>) {
-    for (p, attrs, _) in f.args() {
-        if let Some(span) = attrs.default
-            && type_name(p.ty).is_some_and(|n| n == "Option")
-        {
-            cx.error_at(
-                span,
-                "`Option` arguments are already optional (absent means `None`); remove `#[arg(default)]`",
-            );
-        }
     }
 }
 

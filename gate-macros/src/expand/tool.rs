@@ -202,10 +202,19 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     let defaults: Vec<TokenStream> = model
         .args()
         .filter(|(_, a, _)| a.default.is_some())
-        .map(|(p, _, _)| {
+        .map(|(p, a, _)| {
             let ty = p.ty;
             let json_name = p.json_name();
+            let attr_span = a.default.unwrap_or_else(Span::call_site);
+            let fits = quote_spanned! {attr_span=>
+                ::gate::__private::default_fits({
+                    #[allow(unused_imports)]
+                    use ::gate::__private::{DefaultOnOption as _, DefaultOnValue as _};
+                    (&&::gate::__private::DefaultProbe::<#ty>::new()).target()
+                });
+            };
             quote! {
+                #fits
                 ::gate::__private::set_default(schema, #json_name, {
                     #[allow(unused_imports)]
                     use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};

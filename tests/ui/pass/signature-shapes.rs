@@ -86,6 +86,21 @@ fn opaque(n: u32) -> impl serde::Serialize {
     n
 }
 
+/// A type of one's own that happens to be named `Option`: a default on it
+/// means something, so it is allowed.
+mod own {
+    #[derive(Default, serde::Deserialize, schemars::JsonSchema)]
+    pub struct Option {
+        pub verbose: bool,
+    }
+}
+
+/// A defaulted argument of a type named `Option` that is not `std`'s.
+#[tool(read_only)]
+fn configure(#[arg(default)] option: own::Option) -> bool {
+    option.verbose
+}
+
 mod billing {
     use gate::tool;
 
@@ -110,7 +125,8 @@ fn main() {
         search,
         renamed_context,
         opaque,
+        configure,
     ];
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 13);
     assert_eq!(tools.names()[6], "charge");
 }
