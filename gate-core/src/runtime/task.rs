@@ -1034,10 +1034,7 @@ impl Task {
             // Asked last, so a resend the task's own budgets refuse takes
             // nothing from the budget every call shares.
             Ok(_) if wanted == Decision::RetryInternally && !self.resend_allowed() => {
-                choice.decision = decide(&Situation {
-                    budget: RESENDS_REFUSED,
-                    ..situation
-                });
+                choice.decision = redecide(&situation, RESENDS_REFUSED);
             }
             Ok(plan) => {
                 choice.plan = Some(plan);
@@ -1047,7 +1044,7 @@ impl Task {
                     choice.tokens = repair_cost(self.stored.state.context_tokens, text);
                 }
             }
-            Err(refusal) => choice.decision = redecide(&situation, &refusal),
+            Err(refusal) => choice.decision = redecide(&situation, closed(&refusal)),
         }
         choice
     }
@@ -1108,7 +1105,7 @@ impl Task {
             match (answer, &choice.situation) {
                 (Ok(r), _) => reservation = Some(r),
                 (Err(exhausted), Some(situation)) => {
-                    decision = redecide(situation, &Refusal::Tokens(exhausted));
+                    decision = redecide(situation, closed(&Refusal::Tokens(exhausted)));
                 }
                 (Err(_), None) => {}
             }
@@ -1119,7 +1116,7 @@ impl Task {
             && let Err(refusal) = budget.commit(plan, reservation.map_or(0, |r| r.tokens))
             && let Some(situation) = &choice.situation
         {
-            decision = redecide(situation, &refusal);
+            decision = redecide(situation, closed(&refusal));
         }
         // The state is copied, the rest of the record only if the task changed.
         let mut new_state = self.stored.state.clone();
@@ -1361,13 +1358,10 @@ impl Task {
 }
 
 /// The policy's decision after a budget refused the repair it chose: the same
-/// situation with that budget closed (a budget can refuse a repair, never
-/// create one).
-fn redecide(situation: &Situation, refusal: &Refusal) -> Decision {
-    decide(&Situation {
-        budget: closed(refusal),
-        ..*situation
-    })
+/// situation with that budget closed (`budget`; a budget can refuse a
+/// repair, never create one).
+fn redecide(situation: &Situation, budget: BudgetVerdict) -> Decision {
+    decide(&Situation { budget, ..*situation })
 }
 
 /// Whether the task's stored state must be written. The context size alone
