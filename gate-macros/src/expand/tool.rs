@@ -169,14 +169,11 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             ::gate::__private::add_arg_property::<#param>(&mut schema, generator, #json_name, #doc, #has_default);
         }
     });
-    // The struct's own bounds (`Default` for a defaulted field) and `JsonSchema`.
-    let schema_bounds = model
-        .args()
-        .zip(&type_params)
-        .map(|((_, a, _), param)| match a.default {
-            Some(_) => quote!(#param: ::gate::__private::schemars::JsonSchema + ::core::default::Default),
-            None => quote!(#param: ::gate::__private::schemars::JsonSchema),
-        });
+    // serde's derive infers `Default` for a defaulted field on its own; the
+    // schema needs only each field's `JsonSchema`.
+    let schema_bounds = type_params
+        .iter()
+        .map(|param| quote!(#param: ::gate::__private::schemars::JsonSchema));
     let args_schema_impl = quote! {
         impl<#(#schema_bounds),*> ::gate::__private::schemars::JsonSchema for #args_ident<#(#type_params),*> {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
@@ -233,15 +230,6 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             }
         }
     };
-    // Derives copy bounds declared here into their impls; `#[arg(default)]`
-    // fields need `Default`, which schemars' derive does not infer.
-    let type_param_decls = model
-        .args()
-        .zip(&type_params)
-        .map(|((_, a, _), param)| match a.default {
-            Some(_) => quote!(#param: ::core::default::Default),
-            None => quote!(#param),
-        });
     let call_args = model.params.iter().map(|p| match &p.kind {
         ParamKind::Arg { .. } => {
             let ident = p.ident;
@@ -352,7 +340,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         #[allow(non_camel_case_types, dead_code)]
         #[derive(::gate::__private::serde::Deserialize)]
         #[serde(crate = "::gate::__private::serde", deny_unknown_fields)]
-        #vis struct #args_ident<#(#type_param_decls),*> {
+        #vis struct #args_ident<#(#type_params),*> {
             #(#fields),*
         }
 
