@@ -700,9 +700,6 @@ impl Task {
         verdict: Verdict,
         attempt_no: i64,
     ) -> Concluded {
-        let gate = self.gate.clone();
-        let inner = gate.inner();
-        let limit = inner.budget.token_limit();
         match &verdict {
             // The store just failed for the whole patience: waiting as long
             // again to record that is no help to anyone.
@@ -713,13 +710,31 @@ impl Task {
                 ..
             } => {
                 let error = error.clone();
-                return self.unrecorded(call, admitted, verdict, attempt_no, &error).await;
+                return Box::pin(self.unrecorded(call, admitted, verdict, attempt_no, &error)).await;
             }
             _ => {}
         }
         if let Some(concluded) = self.queue_success(call, admitted, &verdict, attempt_no).await {
             return concluded;
         }
+        // Boxed: the commit's future is several kilobytes, and inline it
+        // would make every call's future (the fast path's too) that large.
+        Box::pin(self.commit(call, admitted, verdict, attempt_no)).await
+    }
+
+    /// Writes a decision before its step returns: the decision record, the
+    /// task's state, the intent's outcome and any token reservation, in one
+    /// transaction, sent again while the store is unavailable.
+    async fn commit(
+        &mut self,
+        call: &ToolCall,
+        admitted: Option<&Admitted<'_>>,
+        verdict: Verdict,
+        attempt_no: i64,
+    ) -> Concluded {
+        let gate = self.gate.clone();
+        let inner = gate.inner();
+        let limit = inner.budget.token_limit();
         // The log keeps the process's order: the queued successes go into
         // this decision's transaction, ahead of it (back to the queue if it
         // does not land).
