@@ -245,6 +245,56 @@ async fn arguments_that_do_not_deserialize_are_an_internal_error_not_a_panic() {
     assert!(matches!(err, ToolError::Internal(_)));
 }
 
+#[tokio::test]
+async fn arguments_are_read_as_an_object_of_the_declared_names() {
+    let tools = all();
+    // An absent `Option` is `None`, an absent `#[arg(default)]` its
+    // `Default`; a renamed argument is read under its JSON name, and a key
+    // with an escape in it is the same key.
+    let charged = call(
+        &tools,
+        "charge_card",
+        r#"{"customer_id": "c1", "amount\u0043ents": 250}"#,
+    )
+    .await
+    .expect("valid arguments");
+    assert_eq!(charged["customer"], "c1");
+    assert_eq!(charged["amount"], 250);
+    assert_eq!(charged["note"], Value::Null);
+    let found = call(&tools, "customer", r#"{"email": "a@example.com"}"#)
+        .await
+        .expect("valid");
+    assert_eq!(found["email"], "a@example.com");
+
+    // Anything else is refused, naming the field, as serde's derive would
+    // with `deny_unknown_fields`: a missing, unknown or repeated argument,
+    // and arguments that are not an object.
+    let refused = [
+        (r#"{"amountCents": 250}"#, "missing field `customer_id`"),
+        (
+            r#"{"customer_id": "c1", "amountCents": 250, "amount_cents": 1}"#,
+            "unknown field `amount_cents`, expected one of `customer_id`, `amountCents`, `note`",
+        ),
+        (
+            r#"{"customer_id": "c1", "customer_id": "c2", "amountCents": 250}"#,
+            "duplicate field `customer_id`",
+        ),
+        (r#"["c1", 250]"#, "expected an object of the tool's arguments"),
+        (
+            r#"{"customer_id": "c1", "amountCents": "250"}"#,
+            "invalid type: string \"250\", expected u64",
+        ),
+    ];
+    for (arguments, expected) in refused {
+        let err = call(&tools, "charge_card", arguments).await.unwrap_err();
+        assert!(matches!(err, ToolError::Internal(_)), "{arguments}: {err:?}");
+        let cause = std::error::Error::source(&err)
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(cause.contains(expected), "{arguments}: {cause}");
+    }
+}
+
 /// Shared state for method tools.
 struct Crm {
     calls: AtomicU32,

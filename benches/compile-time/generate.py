@@ -6,6 +6,12 @@ Every tool and every argument has a doc comment; the arguments cycle through
 five shapes (one string; a string and an integer; an optional string and a
 flag; a list and an integer; four mixed scalars), so neither macro is timed on
 a single trivial signature. Usage: generate.py OUT_DIR GATE_PATH [N]
+
+Each crate takes only what its tools need, as a tools crate would: rmcp with
+`default-features = false` and its `server` and `macros` features, gate with
+`default-features = false` (the macros, the runtime and the memory store;
+no SQL store, no HTTP client). `GATE_FEATURES=default` gives gate its
+default features instead (the SQLite store and the OpenAI-compatible client).
 """
 
 import os
@@ -108,7 +114,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-gate = {{ path = "{gate}" }}
+gate = {{ path = "{gate}"{features} }}
 
 [workspace]
 """,
@@ -128,6 +134,13 @@ schemars = "1"
 }
 
 
+def gate_features():
+    """The gate dependency's feature settings: none unless asked for."""
+    if os.environ.get("GATE_FEATURES", "lean") == "default":
+        return ""
+    return ", default-features = false"
+
+
 def main():
     out_dir, gate_path = sys.argv[1], os.path.abspath(sys.argv[2])
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 100
@@ -135,7 +148,7 @@ def main():
         crate = os.path.join(out_dir, kind)
         os.makedirs(os.path.join(crate, "src"), exist_ok=True)
         with open(os.path.join(crate, "Cargo.toml"), "w") as f:
-            f.write(MANIFESTS[kind].format(gate=gate_path) if kind == "gate" else MANIFESTS[kind])
+            f.write(MANIFESTS[kind].format(gate=gate_path, features=gate_features()) if kind == "gate" else MANIFESTS[kind])
         with open(os.path.join(crate, "src", "lib.rs"), "w") as f:
             f.write(source)
 

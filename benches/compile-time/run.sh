@@ -10,6 +10,10 @@
 # gate, …) so a machine that speeds up or slows down affects both; each ratio
 # is the median of the per-pair ratios.
 #
+# Both crates take only what their tools need (rmcp: `server` and `macros`;
+# gate: `default-features = false`); `GATE_FEATURES=default` gives gate its
+# default features (the SQLite store, the OpenAI-compatible client).
+#
 # Usage: benches/compile-time/run.sh [RUNS] [TOOLS]   (defaults: 7, 100)
 # Output directory: target/compile-time (kept, so a second run starts warm).
 set -euo pipefail

@@ -368,6 +368,75 @@ impl<R> OutputUntyped for OutputProbe<R> {
     }
 }
 
+/// A key of a tool's arguments object, borrowed from the input unless it
+/// had to be unescaped. Every tool's argument struct reads its keys as this
+/// one type, so a crate of a hundred tools has one key visitor instead of a
+/// derived field enum and visitor per tool.
+pub struct ArgKey<'de>(std::borrow::Cow<'de, str>);
+
+impl ArgKey<'_> {
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ArgKey<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = ArgKey<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an argument name")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, key: &'de str) -> Result<Self::Value, E> {
+                Ok(ArgKey(std::borrow::Cow::Borrowed(key)))
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(ArgKey(std::borrow::Cow::Owned(key.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Self::Value, E> {
+                Ok(ArgKey(std::borrow::Cow::Owned(key)))
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// The value of an argument the object did not have: `None` for an
+/// `Option`, serde's "missing field `name`" error for anything else (what
+/// serde's derive does for an absent field).
+pub fn missing_arg<'de, T: serde::Deserialize<'de>, E: serde::de::Error>(name: &'static str) -> Result<T, E> {
+    T::deserialize(MissingArg {
+        name,
+        error: std::marker::PhantomData,
+    })
+}
+
+/// The deserializer of an absent argument.
+struct MissingArg<E> {
+    name: &'static str,
+    error: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: serde::de::Error> serde::Deserializer<'de> for MissingArg<E> {
+    type Error = E;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _visitor: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.name))
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("arguments passed validation but did not deserialize; the schema and the type disagree: {0}")]
 struct SchemaTypeMismatch(serde_json::Error);

@@ -149,13 +149,12 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     // there, once, in `ValidArg`'s words, and becomes an error type that
     // silences every use in the generic `Tool` impl.
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
-    let fields = model.args().zip(&type_params).map(|((p, a, docs), param)| {
+    let fields = model.args().zip(&type_params).map(|((p, _, docs), param)| {
         let ident = p.ident;
         let doc = docs.as_ref().map(|d| quote!(#[doc = #d]));
-        let default = a.default.map(|_| quote!(#[serde(default)]));
-        let rename = a.rename.as_ref().map(|r| quote!(#[serde(rename = #r)]));
-        quote!(#doc #default #rename #ident: #param)
+        quote!(#doc #ident: #param)
     });
+    let args_deserialize_impl = args_deserialize(model, &args_ident, &type_params);
     let args_name = args_ident.to_string();
     let properties = model.args().zip(&type_params).map(|((p, a, docs), param)| {
         let json_name = p.json_name();
@@ -169,8 +168,8 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             ::gate::__private::add_arg_property::<#param>(&mut schema, generator, #json_name, #doc, #has_default);
         }
     });
-    // serde's derive infers `Default` for a defaulted field on its own; the
-    // schema needs only each field's `JsonSchema`.
+    // The schema needs only each field's `JsonSchema` (the `Default` of a
+    // defaulted field is bound where the arguments are deserialized).
     let schema_bounds = type_params
         .iter()
         .map(|param| quote!(#param: ::gate::__private::schemars::JsonSchema));
@@ -338,12 +337,11 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
-        #[derive(::gate::__private::serde::Deserialize)]
-        #[serde(crate = "::gate::__private::serde", deny_unknown_fields)]
         #vis struct #args_ident<#(#type_params),*> {
             #(#fields),*
         }
 
+        #args_deserialize_impl
         #args_schema_impl
 
         #[doc(hidden)]
@@ -357,5 +355,76 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
 
         #entry
         #macro_tool
+    }
+}
+
+/// The argument struct's `Deserialize`: an object of the declared names,
+/// nothing else (serde's `deny_unknown_fields`), each at most once; an
+/// absent `Option` is `None`, an absent `#[arg(default)]` its type's
+/// `Default`, any other absent argument serde's "missing field" error.
+/// Written here rather than derived: serde's derive also writes a field
+/// enum, its visitor and a sequence visitor per struct, which no tool call
+/// uses (arguments are a JSON object) and which a crate of a hundred tools
+/// would type-check and compile a hundred times.
+fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident]) -> TokenStream {
+    let slots: Vec<Ident> = (0..type_params.len()).map(|i| format_ident!("__arg{}", i)).collect();
+    let bounds = model.args().zip(type_params).map(|((_, a, _), param)| match a.default {
+        Some(_) => quote!(#param: _serde::Deserialize<'de> + ::core::default::Default),
+        None => quote!(#param: _serde::Deserialize<'de>),
+    });
+    let bounds: Vec<TokenStream> = bounds.collect();
+    let names: Vec<String> = model.args().map(|(p, _, _)| p.json_name()).collect();
+    let reads = names.iter().zip(&slots).zip(type_params).map(|((name, slot), param)| {
+        quote! {
+            #name => {
+                if #slot.is_some() {
+                    return ::core::result::Result::Err(<__A::Error as _serde::de::Error>::duplicate_field(#name));
+                }
+                #slot = ::core::option::Option::Some(__map.next_value::<#param>()?);
+            }
+        }
+    });
+    let finals = model.args().zip(&names).zip(&slots).map(|(((p, a, _), name), slot)| {
+        let ident = p.ident;
+        match a.default {
+            Some(_) => quote!(#ident: #slot.unwrap_or_default()),
+            None => quote! {
+                #ident: match #slot {
+                    ::core::option::Option::Some(value) => value,
+                    ::core::option::Option::None => ::gate::__private::missing_arg(#name)?,
+                }
+            },
+        }
+    });
+    quote! {
+        #[allow(non_camel_case_types)]
+        const _: () = {
+            use ::gate::__private::serde as _serde;
+            impl<'de, #(#bounds),*> _serde::Deserialize<'de> for #args_ident<#(#type_params),*> {
+                fn deserialize<__D: _serde::Deserializer<'de>>(__deserializer: __D) -> ::core::result::Result<Self, __D::Error> {
+                    const __FIELDS: &[&str] = &[#(#names),*];
+                    struct __Visitor<#(#type_params),*>(::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);
+                    impl<'de, #(#bounds),*> _serde::de::Visitor<'de> for __Visitor<#(#type_params),*> {
+                        type Value = #args_ident<#(#type_params),*>;
+                        fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                            __f.write_str("an object of the tool's arguments")
+                        }
+                        fn visit_map<__A: _serde::de::MapAccess<'de>>(self, mut __map: __A) -> ::core::result::Result<Self::Value, __A::Error> {
+                            #(let mut #slots: ::core::option::Option<#type_params> = ::core::option::Option::None;)*
+                            while let ::core::option::Option::Some(__key) = __map.next_key::<::gate::__private::ArgKey<'de>>()? {
+                                match __key.as_str() {
+                                    #(#reads)*
+                                    __other => {
+                                        return ::core::result::Result::Err(<__A::Error as _serde::de::Error>::unknown_field(__other, __FIELDS));
+                                    }
+                                }
+                            }
+                            ::core::result::Result::Ok(#args_ident { #(#finals),* })
+                        }
+                    }
+                    __deserializer.deserialize_map(__Visitor(::core::marker::PhantomData))
+                }
+            }
+        };
     }
 }
