@@ -766,7 +766,7 @@ impl Task {
                         &choice,
                         answer,
                         &writer,
-                        &decision_id,
+                        decision_id.clone(),
                         at,
                         attempt_no,
                     )
@@ -1091,7 +1091,7 @@ impl Task {
             choice,
             None,
             "",
-            &decision_id_at(at),
+            decision_id_at(at),
             at,
             attempt_no,
         )
@@ -1108,7 +1108,7 @@ impl Task {
         choice: &Choice,
         answer: Option<Result<Reservation, TokensExhausted>>,
         writer: &str,
-        decision_id: &str,
+        decision_id: String,
         at: Timestamp,
         attempt_no: i64,
     ) -> Settled {
@@ -1283,7 +1283,7 @@ impl Task {
             _ => decision.action(),
         };
         let record = DecisionRecord {
-            id: decision_id.to_owned(),
+            id: decision_id,
             at,
             task_id: self.id.to_string(),
             user: self.user.to_string(),
@@ -1331,9 +1331,12 @@ impl Task {
     /// returns was written outside the system: the model is told it is
     /// data, not instructions (spotlighting).
     fn output(&self, call: &ToolCall, value: Value, effects: Effects, is_error: bool, replayed: bool) -> ToolOutput {
+        // `to_string` on a `Value` goes through `fmt::Display`, which grows
+        // the text a piece at a time; serializing writes it into one buffer.
+        // (A `Value` always serializes: its map keys are strings.)
         let raw = match &value {
             Value::String(s) => s.clone(),
-            other => other.to_string(),
+            other => serde_json::to_string(other).unwrap_or_default(),
         };
         let text = match &self.gate.inner().result_sanitizer {
             Some(s) => s.sanitize_owned(raw).text,
