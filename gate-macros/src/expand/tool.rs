@@ -390,20 +390,24 @@ fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident
             Some(_) => quote!(#ident: #slot.unwrap_or_default()),
             None => quote! {
                 #ident: match #slot {
-                    ::core::option::Option::Some(value) => value,
+                    ::core::option::Option::Some(__value) => __value,
                     ::core::option::Option::None => ::gate::__private::missing_arg(#name)?,
                 }
             },
         }
     });
     quote! {
-        #[allow(non_camel_case_types)]
+        // The lints serde's derive silences in what it writes, for the same
+        // reasons: fully qualified paths on purpose, in the user's crate.
+        #[allow(non_camel_case_types, non_upper_case_globals, unused_qualifications, clippy::absolute_paths)]
         const _: () = {
             use ::gate::__private::serde as _serde;
+            #[automatically_derived]
             impl<'de, #(#bounds),*> _serde::Deserialize<'de> for #args_ident<#(#type_params),*> {
                 fn deserialize<__D: _serde::Deserializer<'de>>(__deserializer: __D) -> ::core::result::Result<Self, __D::Error> {
                     const __FIELDS: &[&str] = &[#(#names),*];
                     struct __Visitor<#(#type_params),*>(::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);
+                    #[automatically_derived]
                     impl<'de, #(#bounds),*> _serde::de::Visitor<'de> for __Visitor<#(#type_params),*> {
                         type Value = #args_ident<#(#type_params),*>;
                         fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
