@@ -16,7 +16,10 @@ use crate::{Tool, ToolSpec};
 #[derive(Clone, Default)]
 pub struct Toolbox {
     tools: Vec<Arc<dyn Tool>>,
-    by_name: HashMap<String, usize>,
+    /// Every call looks its tool up here by the name the model sent;
+    /// foldhash (seeded per process) hashes a name in a fraction of SipHash's
+    /// time.
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 /// Why a tool could not join a toolbox.

@@ -64,7 +64,9 @@ pub(super) async fn run(
     let lease = match claim {
         None => None,
         // Committed before the tool runs: a crash from here on is OutcomeUnknown.
-        Some(request) => match retrying(patience, "claim", || store.claim_and_dispatch(request)).await {
+        // Boxed, as every wait a call rarely makes: inline, its future and
+        // its code would sit in every call's, read-only ones included.
+        Some(request) => match Box::pin(retrying(patience, "claim", || store.claim_and_dispatch(request))).await {
             Ok(Claim::Acquired(lease)) => Some(lease),
             Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
             Ok(Claim::OutcomeUnknown(record)) => {
@@ -104,7 +106,7 @@ async fn call_in_time(call: Call<'_, '_>, ctx: Ctx, timeout: Duration) -> (Resul
     let result = match first {
         Poll::Ready(result) => Some(result),
         Poll::Pending => match started.checked_add(timeout) {
-            Some(deadline) => tokio::time::timeout_at(deadline, contained).await.ok(),
+            Some(deadline) => Box::pin(tokio::time::timeout_at(deadline, contained)).await.ok(),
             // A timeout past the clock's range never fires.
             None => Some(contained.await),
         },

@@ -540,7 +540,8 @@ impl Task {
             let verdict = self.attempt(&call, &admitted).await;
             let concluded = self.conclude(&call, Some(&admitted), verdict, attempt_no).await;
             match concluded.retry_after {
-                Some(delay) => tokio::time::sleep(delay).await,
+                // Boxed: a timer is a large future, and an internal retry rare.
+                Some(delay) => Box::pin(tokio::time::sleep(delay)).await,
                 None => return concluded.step,
             }
         }
@@ -548,7 +549,11 @@ impl Task {
 
     /// Everything checked before a tool runs.
     async fn admit<'c>(&mut self, gate: &'c Gate, call: &'c ToolCall) -> Result<Admitted<'c>, Verdict> {
-        if let Err(e) = self.load().await {
+        // Loaded once per task: the load's future is boxed so that it is
+        // not part of every call's.
+        if !self.loaded
+            && let Err(e) = Box::pin(self.load()).await
+        {
             return Err(Verdict::StoreDown(e.to_string()));
         }
         grow_context(&mut self.stored.state, &call.arguments);
@@ -568,13 +573,7 @@ impl Task {
             .get_indexed(&call.name)
             .and_then(|(i, tool)| Some((tool, inner.validators.get(i)?)))
         else {
-            let names: Vec<&str> = inner
-                .toolbox
-                .specs()
-                .filter(|s| self.may_call(s))
-                .map(ToolSpec::name)
-                .collect();
-            return Err(refused(gate_validate::unknown_tool(&call.name, &names).message()));
+            return Err(refused(self.unknown_tool(call)));
         };
         let missing: Vec<&str> = self.missing_scopes(tool.spec()).collect();
         if !missing.is_empty() {
@@ -623,6 +622,23 @@ impl Task {
         Ok(admitted)
     }
 
+    /// The rejection of a call to a tool that does not exist. Kept out of
+    /// line, as every rare path of a call is: the code a successful call
+    /// runs stays together and small (it competes with the tool's own for
+    /// the instruction cache).
+    #[cold]
+    #[inline(never)]
+    fn unknown_tool(&self, call: &ToolCall) -> String {
+        let names: Vec<&str> = self
+            .gate
+            .toolbox()
+            .specs()
+            .filter(|s| self.may_call(s))
+            .map(ToolSpec::name)
+            .collect();
+        gate_validate::unknown_tool(&call.name, &names).message()
+    }
+
     /// One attempt at the tool.
     async fn attempt(&self, call: &Arc<ToolCall>, a: &Admitted<'_>) -> Verdict {
         let inner = self.gate.inner();
@@ -633,10 +649,10 @@ impl Task {
         let effects = a.tool.spec().effects();
         let timeout = a.tool.spec().timeout().unwrap_or(inner.tool_timeout);
         let claim = a.claims().then(|| ClaimRequest {
-            user: self.user.to_string(),
+            user: String::from(&*self.user),
             key: a.intent_key(&self.id).to_owned(),
             fingerprint: a.identity().key_fp.clone(),
-            task_id: self.id.to_string(),
+            task_id: String::from(&*self.id),
             tool: call.name.clone(),
             idempotent: effects.is_idempotent(),
             lease: timeout + inner.store_patience + LEASE_MARGIN,
@@ -668,7 +684,7 @@ impl Task {
                 // error) is never shown to the model: this is where the
                 // operator reads it.
                 if let ToolError::Internal(cause) = &error {
-                    tracing::error!(target: "gate::tool", task = %self.id, call_id = %call.id, tool = %call.name, cause = %cause, "the tool failed with an internal error");
+                    internal_error(&self.id, call, cause);
                 }
                 Verdict::Failed { error, lease, elapsed }
             }
@@ -1234,36 +1250,17 @@ impl Task {
                 Step::Return(out)
             }
             Decision::Fail(reason) => {
-                let (error, outcome, ledger_state) = match verdict {
-                    Verdict::TaskFailed => (messages::earlier_failure(self.stored.failure.as_ref()), None, None),
-                    Verdict::StoreDown(e) => (e.clone(), None, None),
-                    Verdict::Refused { message, .. } => (message.clone(), None, None),
-                    Verdict::Returned { value, .. } => (value.to_string(), None, None),
-                    Verdict::NotRecorded { value, error } => {
-                        (error.clone(), Some(value.clone()), Some(State::Dispatched))
-                    }
-                    Verdict::Failed { .. } => (choice.error_text.clone().unwrap_or_default(), None, failed_state),
-                    Verdict::Stopped { error, state, .. } => (error.clone(), None, *state),
-                };
-                let report = FailureReport {
-                    at,
-                    task_id: self.id.to_string(),
-                    user: self.user.to_string(),
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    arguments_fingerprint: call_fp(),
-                    intent_key: intent_key.clone(),
-                    ledger_state,
-                    class: choice.class,
+                let report = self.failure_report(
+                    call,
+                    verdict,
+                    choice,
                     reason,
-                    attempts: budget.attempts().used(),
-                    repair_tokens: budget.repair_tokens(),
-                    latency_added_ms: budget.state().added_latency_ms,
-                    last_error: self.sanitize_text(&error),
-                    outcome,
-                    next_check: messages::next_check(reason, tool, intent_key.as_deref(), &self.id, &self.user),
-                    model_text: self.sanitize_text(&messages::fail(tool, reason, intent_key.as_deref())),
-                };
+                    at,
+                    call_fp(),
+                    intent_key.as_deref(),
+                    &budget,
+                    failed_state,
+                );
                 if reason.ends_task() {
                     failure = Some(report.clone());
                 }
@@ -1285,8 +1282,8 @@ impl Task {
         let record = DecisionRecord {
             id: decision_id,
             at,
-            task_id: self.id.to_string(),
-            user: self.user.to_string(),
+            task_id: String::from(&*self.id),
+            user: String::from(&*self.user),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             class: choice.class,
@@ -1324,6 +1321,53 @@ impl Task {
             step,
             retry_after,
             intent,
+        }
+    }
+
+    /// What a person needs about a failed call. Out of line: a successful
+    /// call's settling stays small.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn failure_report(
+        &self,
+        call: &ToolCall,
+        verdict: &Verdict,
+        choice: &Choice,
+        reason: FailureReason,
+        at: Timestamp,
+        arguments_fingerprint: String,
+        intent_key: Option<&str>,
+        budget: &TaskBudget,
+        failed_state: Option<State>,
+    ) -> FailureReport {
+        let tool = call.name.as_str();
+        let (error, outcome, ledger_state) = match verdict {
+            Verdict::TaskFailed => (messages::earlier_failure(self.stored.failure.as_ref()), None, None),
+            Verdict::StoreDown(e) => (e.clone(), None, None),
+            Verdict::Refused { message, .. } => (message.clone(), None, None),
+            Verdict::Returned { value, .. } => (value.to_string(), None, None),
+            Verdict::NotRecorded { value, error } => (error.clone(), Some(value.clone()), Some(State::Dispatched)),
+            Verdict::Failed { .. } => (choice.error_text.clone().unwrap_or_default(), None, failed_state),
+            Verdict::Stopped { error, state, .. } => (error.clone(), None, *state),
+        };
+        FailureReport {
+            at,
+            task_id: String::from(&*self.id),
+            user: String::from(&*self.user),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments_fingerprint,
+            intent_key: intent_key.map(str::to_owned),
+            ledger_state,
+            class: choice.class,
+            reason,
+            attempts: budget.attempts().used(),
+            repair_tokens: budget.repair_tokens(),
+            latency_added_ms: budget.state().added_latency_ms,
+            last_error: self.sanitize_text(&error),
+            outcome,
+            next_check: messages::next_check(reason, tool, intent_key, &self.id, &self.user),
+            model_text: self.sanitize_text(&messages::fail(tool, reason, intent_key)),
         }
     }
 
@@ -1373,6 +1417,13 @@ impl Task {
             .sanitize_with_echoes(&error.to_string(), &echoes)
             .text
     }
+}
+
+/// Logs a tool's internal error for the operator (out of line: rare).
+#[cold]
+#[inline(never)]
+fn internal_error(task: &str, call: &ToolCall, cause: &dyn std::fmt::Display) {
+    tracing::error!(target: "gate::tool", task = %task, call_id = %call.id, tool = %call.name, cause = %cause, "the tool failed with an internal error");
 }
 
 /// The policy's decision after a budget refused the repair it chose: the same
