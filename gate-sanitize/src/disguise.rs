@@ -72,6 +72,10 @@ fn is_base64(b: u8) -> bool {
 /// Adds a candidate for every base64 run whose decoded text holds a
 /// secret or an instruction.
 pub(crate) fn base64(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
+    // Most results (a number, a short word) cannot hold a run that long.
+    if text.len() < MIN_BASE64 {
+        return;
+    }
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {

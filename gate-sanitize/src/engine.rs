@@ -810,6 +810,10 @@ const MAX_SECRET_BACK: usize = SECRET_WINDOW;
 /// gone is gone and each removed byte belongs to exactly one finding (the
 /// earliest-starting, then the longest).
 fn resolve(mut cands: Vec<Cand>) -> Vec<Cand> {
+    // The usual case on a clean text: no sort, no second vector.
+    if cands.is_empty() {
+        return cands;
+    }
     cands.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     let mut out: Vec<Cand> = Vec::with_capacity(cands.len());
     for c in cands {

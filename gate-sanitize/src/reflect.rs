@@ -347,6 +347,10 @@ pub(crate) fn line_start_of_marker(text: &str, start: usize) -> usize {
 /// Adds a candidate for every occurrence of an echo at least `min_chars`
 /// characters long.
 pub(crate) fn echoes(text: &str, echoes: &[&str], min_chars: usize, cands: &mut Vec<Cand>) {
+    // A tool's result is sanitized with no echoes: nothing to look for.
+    if echoes.is_empty() {
+        return;
+    }
     let pats: Vec<&str> = echoes
         .iter()
         .copied()
