@@ -1372,9 +1372,22 @@ impl PgBackend {
         let opts = <sqlx::postgres::PgConnectOptions as std::str::FromStr>::from_str(url)
             .map_err(|e| LedgerError::invalid_url(format!("bad PostgreSQL URL: {e}")))?;
         let mut conn: sqlx::PgConnection = sqlx::Connection::connect_with(&opts).await?;
-        sqlx::query(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
-            .execute(&mut conn)
-            .await?;
+        let drop = format!("DROP SCHEMA IF EXISTS {name} CASCADE");
+        // A gate dropped without `shutdown` may still be writing its queued
+        // records into the schema: PostgreSQL then picks one side of the
+        // lock cycle as a deadlock victim, and the drop, sent again, waits
+        // for the other side to finish.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match sqlx::query(&drop).execute(&mut conn).await {
+                Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("40P01") && tries < 5 => {}
+                done => {
+                    done?;
+                    break;
+                }
+            }
+        }
         sqlx::Connection::close(conn).await?;
         Ok(())
     }
