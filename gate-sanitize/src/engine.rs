@@ -539,16 +539,17 @@ impl Engine {
 
     /// Every detector over `text` as it is.
     pub(crate) fn detect_plain(&self, text: &str) -> Vec<Cand> {
+        let mut cands = Vec::new();
+        // Most texts (a short result) have no anchor: only the custom rules,
+        // which need none, can match. Asking whether any anchor occurs is
+        // cheaper than setting up the overlapping search that lists them.
+        if !self.ac.is_match(text) {
+            self.custom_matches(text, &mut cands);
+            return cands;
+        }
         let mut hits: Vec<(usize, usize, usize)> = Vec::new();
         for m in self.ac.find_overlapping_iter(text) {
             hits.push((m.start(), m.end(), m.pattern().as_usize()));
-        }
-        let mut cands = Vec::new();
-        if hits.is_empty() {
-            // Most texts (a short result) have no anchor: only the custom
-            // rules, which need none, can match.
-            self.custom_matches(text, &mut cands);
-            return cands;
         }
         hits.sort_unstable();
 
