@@ -730,9 +730,21 @@ impl Task {
             }
             _ => {}
         }
-        if let Some(concluded) = self.queue_success(call, admitted, &verdict, attempt_no).await {
-            return concluded;
-        }
+        // The fast path: a successful read-only call that changes nothing in
+        // the task's state queues its decision record for the background
+        // writer and returns without waiting for the store.
+        let verdict = match self.settle_if_quiet(call, admitted, verdict, attempt_no) {
+            Ok(settled) => {
+                self.stored.state.context_tokens = settled.context_tokens;
+                self.log(&settled.record).await;
+                self.gate.inner().successes.push(settled.record).await;
+                return Concluded {
+                    step: settled.step,
+                    retry_after: None,
+                };
+            }
+            Err(verdict) => verdict,
+        };
         // Boxed: the commit's future is several kilobytes, and inline it
         // would make every call's future (the fast path's too) that large.
         Box::pin(self.commit(call, admitted, verdict, attempt_no)).await
@@ -811,41 +823,91 @@ impl Task {
         self.unrecorded(call, admitted, verdict, attempt_no, &store_error).await
     }
 
-    /// The fast path: a successful read-only call that changes nothing in
-    /// the task's state queues its decision record for the background
-    /// writer and returns without waiting for the store. `None` when the
-    /// decision must be written before the step returns.
-    async fn queue_success(
-        &mut self,
+    /// A successful read-only call's decision when the success
+    /// [is quiet](Self::success_is_quiet): its record need not be written
+    /// before the step returns. The verdict comes back otherwise (by value:
+    /// the general path owns it next; boxing it would cost every call an
+    /// allocation to save a move).
+    #[allow(clippy::result_large_err)]
+    fn settle_if_quiet(
+        &self,
         call: &ToolCall,
         admitted: Option<&Admitted<'_>>,
-        verdict: &Verdict,
+        verdict: Verdict,
         attempt_no: i64,
-    ) -> Option<Concluded> {
-        let read_only = admitted.is_some_and(|a| a.tool.spec().effects().is_read_only());
-        let success = matches!(
-            verdict,
+    ) -> Result<Settled, Verdict> {
+        let Some(admitted) = admitted else {
+            return Err(verdict);
+        };
+        let quiet = admitted.tool.spec().effects().is_read_only() && !self.stored.terminal && self.success_is_quiet();
+        let value = match verdict {
             Verdict::Returned {
+                value,
                 is_error: false,
                 replayed: false,
-                ..
-            }
-        );
-        if !read_only || !success || self.stored.terminal {
-            return None;
-        }
-        let choice = self.choose(call, admitted, verdict);
-        let settled = self.settle_once(call, admitted, verdict, &choice, attempt_no);
-        if settled.task.is_some() {
-            return None;
-        }
-        self.stored.state.context_tokens = settled.context_tokens;
-        self.log(&settled.record).await;
-        self.gate.inner().successes.push(settled.record).await;
-        Some(Concluded {
-            step: settled.step,
+                lease: None,
+            } if quiet => value,
+            other => return Err(other),
+        };
+        Ok(self.settle_quiet_success(call, admitted, value, attempt_no))
+    }
+
+    /// Whether a success would change nothing in the task's stored state:
+    /// no repair episode to end, no correction count to reset, every spend
+    /// already logged.
+    fn success_is_quiet(&self) -> bool {
+        let state = &self.stored.state;
+        let budget = self.budget().state();
+        state.corrections_in_step == 0
+            && state.episode_rejections.is_empty()
+            && budget == state.budget
+            && budget.repair_tokens == state.logged_repair_tokens
+            && budget.added_latency_ms == state.logged_latency_ms
+    }
+
+    /// What [`settle`](Self::settle) makes of a successful read-only call
+    /// whose success [is quiet](Self::success_is_quiet), made without the
+    /// general path's copy and comparison of the task's state, and taking
+    /// the result instead of copying it. Every successful read takes this
+    /// path, so it is kept to what such a call needs; a test holds it to
+    /// `settle` over every combination of the state it reads.
+    fn settle_quiet_success(&self, call: &ToolCall, admitted: &Admitted<'_>, value: Value, attempt_no: i64) -> Settled {
+        let state = &self.stored.state;
+        let at = self.gate.inner().store.now();
+        let out = self.output(call, value, admitted.tool.spec().effects(), false, false);
+        let context_tokens = if state.usage_reported {
+            state.context_tokens
+        } else {
+            state.context_tokens.saturating_add(estimate_tokens(&out.text))
+        };
+        let record = DecisionRecord {
+            id: decision_id_at(at),
+            at,
+            task_id: String::from(&*self.id),
+            user: String::from(&*self.user),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            class: None,
+            action: Action::Return,
+            fail_reason: None,
+            attempt: attempt_no,
+            attempts_used: i64::from(state.budget.repairs),
+            repair_tokens: 0,
+            latency_added_ms: 0,
+            message_hash: String::new(),
+            intent_key: admitted
+                .logged_key(&self.id)
+                .map(str::to_owned)
+                .or_else(|| self.intent_key_for(&call.name)),
+        };
+        Settled {
+            task: None,
+            context_tokens,
+            record,
+            step: Step::Return(out),
             retry_after: None,
-        })
+            intent: None,
+        }
     }
 
     /// Reads the task again after another worker changed it.
@@ -1486,5 +1548,113 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
         Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gate_budget::{Reservation, TaskBudgetState};
+    use serde_json::json;
+
+    use super::*;
+    use crate::{DynamicTool, Effects, Toolbox};
+
+    /// Every combination of what a success's settling reads of the task's
+    /// state, small values and past-the-limit ones alike.
+    fn states() -> Vec<(TaskState, bool)> {
+        let mut states = Vec::new();
+        for bits in 0u32..1 << 11 {
+            let on = |bit: u32| bits & (1 << bit) != 0;
+            let state = TaskState {
+                rejections: u32::from(on(0)),
+                episode_rejections: if on(1) { vec!["hash".to_owned()] } else { Vec::new() },
+                failed_calls: if on(2) { vec!["fp".to_owned()] } else { Vec::new() },
+                corrections_in_step: u32::from(on(3)),
+                budget: TaskBudgetState {
+                    // 1, or far past any task's limit (restoring clamps it).
+                    repairs: if on(4) { 1_000 } else { 1 },
+                    retries: if on(5) { 2 } else { 0 },
+                    added_latency_ms: if on(6) { 7 } else { 0 },
+                    repair_tokens: if on(7) { 10 } else { 0 },
+                },
+                context_tokens: 100,
+                usage_reported: on(8),
+                pending_tokens: Vec::<Reservation>::new(),
+                logged_repair_tokens: if on(9) { 10 } else { 0 },
+                logged_latency_ms: if on(6) == on(10) { 7 } else { 0 },
+                repair_turn_pending: on(0),
+            };
+            // A declared intent gives the record a key.
+            states.push((state.clone(), false));
+            if bits % 7 == 0 {
+                states.push((state, true));
+            }
+        }
+        states
+    }
+
+    /// The quiet path is taken exactly when the general one would write
+    /// nothing of the task, and then settles the call as it does.
+    #[tokio::test]
+    async fn a_quiet_success_settles_as_the_general_path_does() {
+        let spec = ToolSpec::new(
+            "lookup",
+            "Look a customer up.",
+            json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}),
+            Effects::new().read_only(),
+        )
+        .unwrap();
+        let tool = DynamicTool::new(spec).with_handler(|_, _| async { Ok(json!({"id": "cus_1"})) });
+        let gate = Gate::builder(Toolbox::new().with(tool).unwrap())
+            .store("memory:")
+            .build()
+            .await
+            .unwrap();
+        let call = ToolCall::new("c1", "lookup", r#"{"email": "a@b.c"}"#);
+        let (mut quiet_seen, mut loud_seen) = (0, 0);
+        for (state, intent) in states() {
+            let mut task = gate.task("u1");
+            task.load().await.unwrap();
+            if intent {
+                task.intent("refund");
+            }
+            task.stored.state = state;
+            let admitted = task.admit(&gate, &call).await.ok().expect("a valid call");
+            let value = json!({"id": "cus_1"});
+            let verdict = Verdict::Returned {
+                value: value.clone(),
+                is_error: false,
+                replayed: false,
+                lease: None,
+            };
+            let choice = task.choose(&call, Some(&admitted), &verdict);
+            let at = Timestamp::from_millis(1_000);
+            let general = task.settle(
+                &call,
+                Some(&admitted),
+                &verdict,
+                &choice,
+                None,
+                "",
+                "id".to_owned(),
+                at,
+                3,
+            );
+            let quiet = task.success_is_quiet();
+            assert_eq!(quiet, general.task.is_none(), "{:?}", task.stored.state);
+            if !quiet {
+                loud_seen += 1;
+                continue;
+            }
+            quiet_seen += 1;
+            let mut settled = task.settle_quiet_success(&call, &admitted, value, 3);
+            settled.record.id = "id".to_owned();
+            settled.record.at = at;
+            assert_eq!(settled.record, general.record, "{:?}", task.stored.state);
+            assert_eq!(settled.step, general.step);
+            assert_eq!(settled.context_tokens, general.context_tokens);
+            assert!(settled.task.is_none() && settled.intent.is_none() && settled.retry_after.is_none());
+        }
+        assert!(quiet_seen > 0 && loud_seen > 0, "{quiet_seen} quiet, {loud_seen} not");
     }
 }
