@@ -30,7 +30,7 @@ pub(super) enum Attempt {
     /// outcome is still to be recorded), and how long the call took.
     Ran {
         result: Result<Value, ToolError>,
-        lease: Option<Lease>,
+        lease: Option<Box<Lease>>,
         elapsed: Duration,
     },
     /// The intent had finished before: its stored outcome, replayed.
@@ -67,7 +67,7 @@ pub(super) async fn run(
         // Boxed, as every wait a call rarely makes: inline, its future and
         // its code would sit in every call's, read-only ones included.
         Some(request) => match Box::pin(retrying(patience, "claim", || store.claim_and_dispatch(request))).await {
-            Ok(Claim::Acquired(lease)) => Some(lease),
+            Ok(Claim::Acquired(lease)) => Some(Box::new(lease)),
             Ok(Claim::Replay { outcome, .. }) => return Attempt::Replayed(outcome),
             Ok(Claim::OutcomeUnknown(record)) => {
                 return Attempt::Stopped {

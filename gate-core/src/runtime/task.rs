@@ -150,14 +150,17 @@ enum Verdict {
         is_error: bool,
         replayed: bool,
         /// The intent the call held, whose outcome the decision records.
-        lease: Option<Lease>,
+        /// Boxed, here and in `Failed`: only a side effect holds one, and
+        /// inline it would make every verdict, moved several times on every
+        /// call, twice as large.
+        lease: Option<Box<Lease>>,
     },
     /// The tool succeeded, but the store did not take its outcome.
     NotRecorded { value: Value, error: String },
     /// The tool failed.
     Failed {
         error: ToolError,
-        lease: Option<Lease>,
+        lease: Option<Box<Lease>>,
         elapsed: Duration,
     },
     /// The ledger answered before the tool ran.
@@ -1235,7 +1238,7 @@ impl Task {
                 value,
                 lease: Some(lease),
                 ..
-            } => Some(Box::new((lease.clone(), Finish::Succeeded(value.clone())))),
+            } => Some(Box::new((Lease::clone(lease), Finish::Succeeded(value.clone())))),
             Verdict::Failed {
                 error,
                 lease: Some(lease),
@@ -1244,7 +1247,7 @@ impl Task {
                 let error_text = choice.error_text.as_deref().unwrap_or_default();
                 let operator_error = messages::operator_cause(error, error_text);
                 Box::new((
-                    lease.clone(),
+                    Lease::clone(lease),
                     attempt::failure_finish(state, error_text, &operator_error),
                 ))
             }),
