@@ -747,3 +747,45 @@ async fn building_a_gate_says_what_went_wrong() {
         .unwrap_err();
     assert!(patience.is_invalid_setting(), "{patience}");
 }
+
+/// Tools that show whose a returned step is: one keeps its call's context
+/// past the call (so the call is still shared when the step is made), one
+/// does not.
+struct Keeper(Arc<std::sync::Mutex<Vec<Ctx>>>);
+
+#[tools]
+impl Keeper {
+    /// Remember this call.
+    #[tool(read_only)]
+    fn remember(&self, #[ctx] ctx: &Ctx) -> usize {
+        let mut kept = self.0.lock().unwrap();
+        kept.push(ctx.clone());
+        kept.len()
+    }
+
+    /// Answer without looking at the call.
+    #[tool(read_only)]
+    fn answer(&self) -> u32 {
+        42
+    }
+}
+
+#[tokio::test]
+async fn a_returned_step_names_its_call_whether_or_not_the_tool_kept_its_context() {
+    let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let gate = Gate::builder(Keeper(kept.clone()).into_toolbox())
+        .store("memory:")
+        .build()
+        .await
+        .unwrap();
+    let mut task = gate.task("u1");
+    for (id, tool) in [("call_a", "answer"), ("call_b", "remember"), ("call_c", "answer")] {
+        let step = task.handle(call(id, tool, "{}")).await;
+        let Step::Return(out) = &step else { panic!("{step:?}") };
+        assert_eq!((out.call_id.as_str(), out.tool.as_str()), (id, tool));
+        assert_eq!((step.call_id(), step.tool_name()), (id, tool));
+    }
+    let kept = kept.lock().unwrap();
+    assert_eq!(kept.len(), 1, "the context outlived its call");
+    assert_eq!((kept[0].call_id(), kept[0].tool()), ("call_b", "remember"));
+}

@@ -528,10 +528,16 @@ impl Task {
         self.last_retries.clear();
         // Shared with the tool's context, not copied into it.
         let call = Arc::new(call);
+        let step = self.step_for(&call).await;
+        name_the_call(step, call)
+    }
+
+    /// The step that answers `call`: admit, run, decide, commit, log.
+    async fn step_for(&mut self, call: &Arc<ToolCall>) -> Step {
         let gate = self.gate.clone();
-        let admitted = match self.admit(&gate, &call).await {
+        let admitted = match self.admit(&gate, call).await {
             Ok(admitted) => admitted,
-            Err(verdict) => return self.conclude(&call, None, verdict, 1).await.step,
+            Err(verdict) => return self.conclude(call, None, verdict, 1).await.step,
         };
         // A first attempt earns the resends the retry budget allows.
         if let Some(retries) = &gate.inner().retry_budget {
@@ -540,8 +546,8 @@ impl Task {
         let mut attempt_no = 0;
         loop {
             attempt_no += 1;
-            let verdict = self.attempt(&call, &admitted).await;
-            let concluded = self.conclude(&call, Some(&admitted), verdict, attempt_no).await;
+            let verdict = self.attempt(call, &admitted).await;
+            let concluded = self.conclude(call, Some(&admitted), verdict, attempt_no).await;
             match concluded.retry_after {
                 // Boxed: a timer is a large future, and an internal retry rare.
                 Some(delay) => Box::pin(tokio::time::sleep(delay)).await,
@@ -877,7 +883,7 @@ impl Task {
     fn settle_quiet_success(&self, call: &ToolCall, admitted: &Admitted<'_>, value: Value, attempt_no: i64) -> Settled {
         let state = &self.stored.state;
         let at = self.gate.inner().store.now();
-        let out = self.output(call, value, admitted.tool.spec().effects(), false, false);
+        let out = self.output(value, admitted.tool.spec().effects(), false, false);
         let context_tokens = if state.usage_reported {
             state.context_tokens
         } else {
@@ -1310,7 +1316,7 @@ impl Task {
                     // A successful call ends the repair episode (rule 1).
                     state.episode_rejections.clear();
                 }
-                let out = self.output(call, value, effects, is_error, replayed);
+                let out = self.output(value, effects, is_error, replayed);
                 grow_context(state, &out.text);
                 Step::Return(out)
             }
@@ -1439,7 +1445,7 @@ impl Task {
     /// What the model reads of a tool's result. What an `external` tool
     /// returns was written outside the system: the model is told it is
     /// data, not instructions (spotlighting).
-    fn output(&self, call: &ToolCall, value: Value, effects: Effects, is_error: bool, replayed: bool) -> ToolOutput {
+    fn output(&self, value: Value, effects: Effects, is_error: bool, replayed: bool) -> ToolOutput {
         // `to_string` on a `Value` goes through `fmt::Display`, which grows
         // the text a piece at a time; serializing writes it into one buffer.
         // (A `Value` always serializes: its map keys are strings.)
@@ -1457,8 +1463,9 @@ impl Task {
             text
         };
         ToolOutput {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
+            // Named by `handle`, from the call it owns (see `name_the_call`).
+            call_id: String::new(),
+            tool: String::new(),
             value,
             text,
             is_error,
@@ -1482,6 +1489,27 @@ impl Task {
             .sanitize_with_echoes(&error.to_string(), &echoes)
             .text
     }
+}
+
+/// A returned step names the call it answers. Its id and tool are moved
+/// from the call, which the task alone holds once the tool is done (a tool
+/// that kept its context still shares it: then they are copied); building
+/// the output with copies and dropping the call's own would cost every
+/// successful call two allocations.
+fn name_the_call(mut step: Step, call: Arc<ToolCall>) -> Step {
+    if let Step::Return(out) = &mut step {
+        match Arc::try_unwrap(call) {
+            Ok(call) => {
+                out.call_id = call.id;
+                out.tool = call.name;
+            }
+            Err(call) => {
+                out.call_id = call.id.clone();
+                out.tool = call.name.clone();
+            }
+        }
+    }
+    step
 }
 
 /// Logs a tool's internal error for the operator (out of line: rare).
