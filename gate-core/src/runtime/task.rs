@@ -1157,11 +1157,10 @@ impl Task {
         self.gate.inner().retry_budget.as_ref().is_none_or(|b| b.withdraw())
     }
 
-    /// [`settle`](Self::settle) for a decision that is settled once, with
-    /// no token answer and a fresh decision id. Its task state is never
-    /// committed with it (a queued success changes none; an unrecorded
-    /// decision is not written), so it carries no writer token: the next
-    /// commit of the task writes its own.
+    /// [`settle`](Self::settle) for a decision the store did not take,
+    /// settled once, with no token answer and a fresh decision id. Its task
+    /// state is not committed with it, so it carries no writer token: the
+    /// next commit of the task writes its own.
     fn settle_once(
         &self,
         call: &ToolCall,
@@ -1612,7 +1611,9 @@ mod tests {
                 usage_reported: on(8),
                 pending_tokens: Vec::<Reservation>::new(),
                 logged_repair_tokens: if on(9) { 10 } else { 0 },
+                // Bit 10: the latency logged is the latency added.
                 logged_latency_ms: if on(6) == on(10) { 7 } else { 0 },
+                // With the rejection count, as a rejection sets both.
                 repair_turn_pending: on(0),
             };
             // A declared intent gives the record a key.
