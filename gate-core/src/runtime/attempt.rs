@@ -106,7 +106,7 @@ async fn call_in_time(call: Call<'_, '_>, ctx: Ctx, timeout: Duration) -> (Resul
     let result = match first {
         Poll::Ready(result) => Some(result),
         Poll::Pending => match started.checked_add(timeout) {
-            Some(deadline) => Box::pin(tokio::time::timeout_at(deadline, contained)).await.ok(),
+            Some(deadline) => tokio::time::timeout_at(deadline, contained).await.ok(),
             // A timeout past the clock's range never fires.
             None => Some(contained.await),
         },
