@@ -52,8 +52,8 @@ fn record(
     DecisionRecord {
         id: format!("decision-{at_ms}-{task}"),
         at: Timestamp::from_millis(at_ms),
-        task_id: task.to_owned(),
-        user: user.to_owned(),
+        task_id: task.into(),
+        user: user.into(),
         call_id: format!("call_{at_ms}"),
         tool: tool.to_owned(),
         class,

@@ -437,7 +437,7 @@ fn decision(keys: &Keys, task: &str) -> DecisionRecord {
     DecisionRecord {
         id: keys.next(),
         at: Timestamp::now(),
-        task_id: task.to_owned(),
+        task_id: task.into(),
         user: "bench-user".into(),
         call_id: "call_1".into(),
         tool: "lookup_customer".into(),

@@ -8,6 +8,7 @@
 //! JSON, the HTML page) reads them from [`DecisionReport`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,10 +49,12 @@ pub struct DecisionRecord {
     pub id: String,
     /// When the decision was made.
     pub at: Timestamp,
-    /// The task.
-    pub task_id: String,
-    /// The user.
-    pub user: String,
+    /// The task. Shared, not copied: every record of a task holds the
+    /// task's one string (a read-only call's record is built and dropped on
+    /// the fast path, where a copy per record was an allocation and a free).
+    pub task_id: Arc<str>,
+    /// The user, shared with the task like [`task_id`](Self::task_id).
+    pub user: Arc<str>,
     /// The provider's call id.
     pub call_id: String,
     /// The tool called (as sent by the model, possibly unknown).
@@ -146,8 +149,8 @@ fn summarize(decisions: &[&DecisionRecord]) -> Option<TaskSummary> {
     let count = |action: Action| decisions.iter().filter(|d| d.action == action).count() as u64;
     let last = decisions.last()?;
     Some(TaskSummary {
-        user: last.user.clone(),
-        task_id: last.task_id.clone(),
+        user: last.user.to_string(),
+        task_id: last.task_id.to_string(),
         decisions: decisions.len() as u64,
         rejections: count(Action::Reject),
         fails: count(Action::Fail),
@@ -237,10 +240,7 @@ impl DecisionReport {
             if let (Action::Fail, Some(reason)) = (d.action, d.fail_reason) {
                 *r.fails_by_reason.entry(reason).or_default() += 1;
             }
-            by_task
-                .entry((d.user.as_str(), d.task_id.as_str()))
-                .or_default()
-                .push(d);
+            by_task.entry((&*d.user, &*d.task_id)).or_default().push(d);
         }
         let mut pairs: Vec<ClassActionCount> = pairs
             .into_iter()

@@ -292,8 +292,8 @@ impl Backend for MemoryBackend {
             .map(|(_, d)| d)
             .enumerate()
             .filter(|(_, d)| {
-                q.task_id.as_ref().is_none_or(|t| &d.task_id == t)
-                    && q.user.as_ref().is_none_or(|u| &d.user == u)
+                q.task_id.as_deref().is_none_or(|t| &*d.task_id == t)
+                    && q.user.as_deref().is_none_or(|u| &*d.user == u)
                     && q.since.is_none_or(|s| d.at >= s)
                     && q.until.is_none_or(|u| d.at < u)
             })

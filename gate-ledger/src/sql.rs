@@ -570,8 +570,8 @@ impl DecisionRow {
                 .map_err(corrupt)?,
             id: self.id,
             at: Timestamp::from_millis(self.at),
-            task_id: self.task_id,
-            user: self.user,
+            task_id: self.task_id.into(),
+            user: self.user.into(),
             call_id: self.call_id,
             tool: self.tool,
             attempt: self.attempt,
@@ -589,8 +589,8 @@ macro_rules! bind_decision {
     ($q:expr, $d:expr) => {
         $q.bind(&$d.id)
             .bind($d.at.as_millis())
-            .bind(&$d.task_id)
-            .bind(&$d.user)
+            .bind(&*$d.task_id)
+            .bind(&*$d.user)
             .bind(&$d.call_id)
             .bind(&$d.tool)
             .bind($d.class.map(|c| c.as_str()))

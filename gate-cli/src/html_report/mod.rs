@@ -154,7 +154,7 @@ fn pct(num: u64, den: u64) -> String {
 
 fn summary(page: &mut String, sorted: &[&DecisionRecord], report: &DecisionReport) {
     let tasks = report.tasks.len();
-    let users: BTreeSet<&str> = sorted.iter().map(|r| r.user.as_str()).collect();
+    let users: BTreeSet<&str> = sorted.iter().map(|r| &*r.user).collect();
     let first = sorted.first().map(|r| r.at.as_millis()).unwrap_or(0);
     let last = sorted.last().map(|r| r.at.as_millis()).unwrap_or(0);
     let tokens = report.tasks.iter().fold(0i64, |a, t| a.saturating_add(t.repair_tokens));

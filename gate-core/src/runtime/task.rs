@@ -892,8 +892,8 @@ impl Task {
         let record = DecisionRecord {
             id: decision_id_at(at),
             at,
-            task_id: String::from(&*self.id),
-            user: String::from(&*self.user),
+            task_id: self.id.clone(),
+            user: self.user.clone(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             class: None,
@@ -1352,8 +1352,8 @@ impl Task {
         let record = DecisionRecord {
             id: decision_id,
             at,
-            task_id: String::from(&*self.id),
-            user: String::from(&*self.user),
+            task_id: self.id.clone(),
+            user: self.user.clone(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             class: choice.class,
