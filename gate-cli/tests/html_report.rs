@@ -55,7 +55,7 @@ fn record(
         task_id: task.into(),
         user: user.into(),
         call_id: format!("call_{at_ms}"),
-        tool: tool.to_owned(),
+        tool: tool.into(),
         class,
         action,
         fail_reason,

@@ -57,7 +57,8 @@ pub trait Tool: Send + Sync + 'static {
 /// Everything about a tool except its code.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
-    name: String,
+    /// Shared: every decision record of the tool holds this one string.
+    name: Arc<str>,
     title: Option<String>,
     description: String,
     effects: Effects,
@@ -135,7 +136,7 @@ impl ToolSpec {
         }
         let origin = format!("dynamic tool `{name}`");
         Ok(ToolSpec {
-            name,
+            name: name.into(),
             title: None,
             description: description.into(),
             effects,
@@ -166,7 +167,7 @@ impl ToolSpec {
         origin: String,
     ) -> Self {
         ToolSpec {
-            name,
+            name: name.into(),
             title,
             description,
             effects,
@@ -222,7 +223,7 @@ impl ToolSpec {
     /// unknown resource. It may not be the tool itself.
     pub fn with_discovery(mut self, tool: impl Into<String>) -> Result<Self, ToolSpecError> {
         let tool = tool.into();
-        if tool == self.name {
+        if *tool == *self.name {
             return Err(ToolSpecError::new(
                 &self.name,
                 "`discovery` names the tool itself; name the tool that lists valid inputs",
@@ -274,6 +275,11 @@ impl ToolSpec {
 
     /// The tool's name as the model calls it.
     pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The name, shared rather than copied (a decision record's `tool`).
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
         &self.name
     }
 
@@ -386,7 +392,7 @@ impl Tool for DynamicTool {
     fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a> {
         let Some(handler) = &self.handler else {
             return Box::pin(std::future::ready(Err(ToolError::internal(NoHandler(
-                self.spec.name.clone(),
+                self.spec.name.to_string(),
             )))));
         };
         match serde_json::from_str(arguments) {

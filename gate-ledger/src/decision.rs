@@ -57,8 +57,9 @@ pub struct DecisionRecord {
     pub user: Arc<str>,
     /// The provider's call id.
     pub call_id: String,
-    /// The tool called (as sent by the model, possibly unknown).
-    pub tool: String,
+    /// The tool called (as sent by the model, possibly unknown). Shared
+    /// like [`task_id`](Self::task_id): the toolbox's name of a known tool.
+    pub tool: Arc<str>,
     /// The failure class; `None` when nothing failed (a returned or replayed
     /// result) or the call never got as far as failing (a task that had
     /// already failed, a store that could not be reached).
@@ -251,7 +252,7 @@ impl DecisionReport {
         let validated: BTreeSet<&str> = records
             .iter()
             .filter(|d| d.action.passed_validation())
-            .map(|d| d.tool.as_str())
+            .map(|d| &*d.tool)
             .collect();
         for decisions in by_task.values() {
             r.tasks.extend(summarize(decisions));
@@ -261,18 +262,18 @@ impl DecisionReport {
             let mut next_in_task: Option<Action> = None;
             for d in decisions.iter().rev() {
                 if d.action == Action::Reject {
-                    let next = if validated.contains(d.tool.as_str()) {
-                        next_of_tool.get(d.tool.as_str()).copied()
+                    let next = if validated.contains(&*d.tool) {
+                        next_of_tool.get(&*d.tool).copied()
                     } else {
                         next_in_task
                     };
                     r.rejection_follow_ups.count(next);
                     r.rejection_follow_ups_by_tool
-                        .entry(d.tool.clone())
+                        .entry(d.tool.to_string())
                         .or_default()
                         .count(next);
                 }
-                next_of_tool.insert(d.tool.as_str(), d.action);
+                next_of_tool.insert(&*d.tool, d.action);
                 next_in_task = Some(d.action);
             }
         }

@@ -573,7 +573,7 @@ impl DecisionRow {
             task_id: self.task_id.into(),
             user: self.user.into(),
             call_id: self.call_id,
-            tool: self.tool,
+            tool: self.tool.into(),
             attempt: self.attempt,
             attempts_used: self.attempts_used,
             repair_tokens: self.repair_tokens,
@@ -592,7 +592,7 @@ macro_rules! bind_decision {
             .bind(&*$d.task_id)
             .bind(&*$d.user)
             .bind(&$d.call_id)
-            .bind(&$d.tool)
+            .bind(&*$d.tool)
             .bind($d.class.map(|c| c.as_str()))
             .bind($d.action.as_str())
             .bind($d.fail_reason.map(|r| r.as_str()))

@@ -895,7 +895,7 @@ impl Task {
             task_id: self.id.clone(),
             user: self.user.clone(),
             call_id: call.id.clone(),
-            tool: call.name.clone(),
+            tool: admitted.tool.spec().shared_name().clone(),
             class: None,
             action: Action::Return,
             fail_reason: None,
@@ -1355,7 +1355,7 @@ impl Task {
             task_id: self.id.clone(),
             user: self.user.clone(),
             call_id: call.id.clone(),
-            tool: call.name.clone(),
+            tool: recorded_tool(call, admitted),
             class: choice.class,
             action,
             fail_reason: match decision {
@@ -1558,6 +1558,16 @@ fn remember_failed_call(state: &mut TaskState, call_fp: &str) {
     if !state.failed_calls.iter().any(|fp| fp == call_fp) {
         state.failed_calls.push(call_fp.to_owned());
     }
+}
+
+/// The tool a decision record names: the toolbox's own string when the
+/// call was admitted, shared; the name as the model sent it otherwise (an
+/// unknown tool's, a call refused before admission).
+fn recorded_tool(call: &ToolCall, admitted: Option<&Admitted<'_>>) -> Arc<str> {
+    admitted.map_or_else(
+        || Arc::from(call.name.as_str()),
+        |a| a.tool.spec().shared_name().clone(),
+    )
 }
 
 /// Counts `text` into the context a repair would replay, while the provider
