@@ -1,0 +1,137 @@
+//! The ratio of `benches/handle.rs` (`task.handle` on a valid read-only
+//! call against parsing the same arguments with `serde_json::from_str` and
+//! calling the function), measured interleaved: each round times a burst of
+//! gate calls and a burst of floor calls back to back, and the figure is
+//! the median of the rounds' ratios, with its quartiles.
+//!
+//! Criterion times each function on its own, one after the other, so a
+//! machine whose speed drifts between them (a shared host, a neighbour's
+//! load, frequency scaling) moves the ratio it reports; here the floor and
+//! the gate share every round's conditions, and the drift cancels. The
+//! bursts are those of `benches/handle.rs`: calls built before the timing,
+//! the background writer's queue written out between bursts, outside it.
+//! PostgreSQL is measured when `GATE_POSTGRES_URL` is set.
+//!
+//! `cargo bench --features postgres --bench handle_ratio`
+
+use std::time::{Duration, Instant};
+
+use gate::{Gate, ToolCall};
+
+#[path = "../tests/support/invoice.rs"]
+mod invoice;
+use invoice::{Billing, Invoice, total};
+
+const ARGUMENTS: &str = r#"{"id": "INV-42", "customer_id": "cus_1", "currency": "EUR", "due": "2026-12-31",
+ "lines": [{"sku": "A-1", "quantity": 2, "unit_cents": 1250}, {"sku": "B-7", "quantity": 1, "unit_cents": 990},
+           {"sku": "C-3", "quantity": 5, "unit_cents": 100}]}"#;
+
+/// Calls per burst, as in `benches/handle.rs`: well under the writer's
+/// queue (4,096 records).
+const BURST: u32 = 1_000;
+/// Rounds per store; each gives one ratio.
+const ROUNDS: usize = 41;
+/// Calls before the first round, so that the task, the store and the
+/// caches are warm.
+const WARM_UP: u32 = 5_000;
+
+fn stores(dir: &std::path::Path) -> Vec<(&'static str, String)> {
+    let mut stores = vec![
+        ("memory", "memory:".to_owned()),
+        ("sqlite", format!("sqlite:{}", dir.join("gate.db").display())),
+    ];
+    if let Some(url) = std::env::var("GATE_POSTGRES_URL").ok().filter(|u| !u.is_empty()) {
+        stores.push(("postgres", url));
+    }
+    stores
+}
+
+fn floor_burst() -> Duration {
+    let started = Instant::now();
+    for _ in 0..BURST {
+        let invoice: Invoice = serde_json::from_str(std::hint::black_box(ARGUMENTS)).expect("valid");
+        std::hint::black_box(total(&invoice));
+    }
+    started.elapsed()
+}
+
+async fn gate_burst(gate: &Gate, task: &mut gate::Task) -> Duration {
+    let calls: Vec<ToolCall> = (0..BURST)
+        .map(|_| ToolCall::new("c1", "invoice_total", ARGUMENTS))
+        .collect();
+    let started = Instant::now();
+    for call in calls {
+        std::hint::black_box(task.handle(call).await);
+    }
+    let spent = started.elapsed();
+    gate.shutdown().await;
+    spent
+}
+
+/// The value at quantile `q` (0 to 1) of sorted `values`.
+fn quantile(values: &[f64], q: f64) -> f64 {
+    values[((values.len() - 1) as f64 * q).round() as usize]
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let dir = std::env::temp_dir().join(format!("gate-bench-ratio-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    println!("task.handle / floor, interleaved: {ROUNDS} rounds of {BURST} calls each");
+    for (name, url) in stores(&dir) {
+        let gate = runtime.block_on(async {
+            Gate::builder(Billing.into_toolbox())
+                .store(&url)
+                .build()
+                .await
+                .expect("a gate")
+        });
+        let mut task = gate.task("bench-user");
+        runtime.block_on(async {
+            let first = task.handle(ToolCall::new("c0", "invoice_total", ARGUMENTS)).await;
+            assert!(
+                matches!(&first, gate::Step::Return(out) if !out.is_error),
+                "the benchmarked call must succeed: {}",
+                first.model_text()
+            );
+            for _ in 0..WARM_UP / BURST {
+                gate_burst(&gate, &mut task).await;
+            }
+        });
+        let mut ratios = Vec::with_capacity(ROUNDS);
+        let mut gate_ns = Vec::with_capacity(ROUNDS);
+        let mut floor_ns = Vec::with_capacity(ROUNDS);
+        for round in 0..ROUNDS {
+            // Which goes first alternates, so that neither always runs
+            // on the caches the other left.
+            let (spent, floor) = if round % 2 == 0 {
+                let spent = runtime.block_on(gate_burst(&gate, &mut task));
+                (spent, floor_burst())
+            } else {
+                let floor = floor_burst();
+                (runtime.block_on(gate_burst(&gate, &mut task)), floor)
+            };
+            ratios.push(spent.as_secs_f64() / floor.as_secs_f64());
+            gate_ns.push(spent.as_nanos() as f64 / f64::from(BURST));
+            floor_ns.push(floor.as_nanos() as f64 / f64::from(BURST));
+        }
+        runtime.block_on(gate.shutdown());
+        for values in [&mut ratios, &mut gate_ns, &mut floor_ns] {
+            values.sort_by(f64::total_cmp);
+        }
+        println!(
+            "{name:>8}: ratio median {:.2}x (quartiles {:.2}-{:.2}x); task.handle median {:.0} ns, floor median {:.0} ns",
+            quantile(&ratios, 0.5),
+            quantile(&ratios, 0.25),
+            quantile(&ratios, 0.75),
+            quantile(&gate_ns, 0.5),
+            quantile(&floor_ns, 0.5),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
