@@ -18,39 +18,22 @@ use std::time::{Duration, Instant};
 
 use gate::{Gate, ToolCall};
 
+#[path = "common/handle_call.rs"]
+mod handle_call;
 #[path = "../tests/support/invoice.rs"]
 mod invoice;
-use invoice::{Billing, Invoice, total};
+use handle_call::{ARGUMENTS, BURST, floor_call, gate_with_task, stores};
 
-const ARGUMENTS: &str = r#"{"id": "INV-42", "customer_id": "cus_1", "currency": "EUR", "due": "2026-12-31",
- "lines": [{"sku": "A-1", "quantity": 2, "unit_cents": 1250}, {"sku": "B-7", "quantity": 1, "unit_cents": 990},
-           {"sku": "C-3", "quantity": 5, "unit_cents": 100}]}"#;
-
-/// Calls per burst, as in `benches/handle.rs`: well under the writer's
-/// queue (4,096 records).
-const BURST: u32 = 1_000;
 /// Rounds per store; each gives one ratio.
 const ROUNDS: usize = 41;
 /// Calls before the first round, so that the task, the store and the
 /// caches are warm.
 const WARM_UP: u32 = 5_000;
 
-fn stores(dir: &std::path::Path) -> Vec<(&'static str, String)> {
-    let mut stores = vec![
-        ("memory", "memory:".to_owned()),
-        ("sqlite", format!("sqlite:{}", dir.join("gate.db").display())),
-    ];
-    if let Some(url) = std::env::var("GATE_POSTGRES_URL").ok().filter(|u| !u.is_empty()) {
-        stores.push(("postgres", url));
-    }
-    stores
-}
-
 fn floor_burst() -> Duration {
     let started = Instant::now();
     for _ in 0..BURST {
-        let invoice: Invoice = serde_json::from_str(std::hint::black_box(ARGUMENTS)).expect("valid");
-        std::hint::black_box(total(&invoice));
+        floor_call();
     }
     started.elapsed()
 }
@@ -84,21 +67,8 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("a temp dir");
     println!("task.handle / floor, interleaved: {ROUNDS} rounds of {BURST} calls each");
     for (name, url) in stores(&dir) {
-        let gate = runtime.block_on(async {
-            Gate::builder(Billing.into_toolbox())
-                .store(&url)
-                .build()
-                .await
-                .expect("a gate")
-        });
-        let mut task = gate.task("bench-user");
+        let (gate, mut task) = runtime.block_on(gate_with_task(&url));
         runtime.block_on(async {
-            let first = task.handle(ToolCall::new("c0", "invoice_total", ARGUMENTS)).await;
-            assert!(
-                matches!(&first, gate::Step::Return(out) if !out.is_error),
-                "the benchmarked call must succeed: {}",
-                first.model_text()
-            );
             for _ in 0..WARM_UP / BURST {
                 gate_burst(&gate, &mut task).await;
             }
