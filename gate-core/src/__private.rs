@@ -447,23 +447,6 @@ fn parse_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|e| ToolError::internal(SchemaTypeMismatch(e)))
 }
 
-/// The one-pass path of a `#[tool]`: parses `arguments` into `T` with
-/// `validator` and hands them to `run` when the call runs.
-fn prepared<'a, T, F>(
-    validator: &crate::validate::Validator,
-    arguments: &str,
-    run: F,
-) -> Option<Result<crate::PreparedCall<'a>, crate::validate::Rejection>>
-where
-    T: DeserializeOwned + Send + 'a,
-    F: FnOnce(Ctx, T) -> ToolFuture<'a> + Send + 'a,
-{
-    Some(validator.parse::<T>(arguments).map(|args| {
-        let call: crate::PreparedCall<'a> = Box::new(move |ctx| run(ctx, args));
-        call
-    }))
-}
-
 /// A finished future holding an error.
 fn ready_err<'a>(error: ToolError) -> ToolFuture<'a> {
     Box::pin(std::future::ready(Err(error)))
@@ -488,8 +471,10 @@ pub trait MacroTool: Send + Sync + 'static {
     }
     /// The result's schema, when the return type has one.
     fn output_schema() -> Option<Value>;
-    /// Calls the user's function and converts what it returns.
-    fn run(&self, ctx: Ctx, args: Self::Args) -> ToolFuture<'_>;
+    /// The call of the user's function on `args`, converting what it
+    /// returns: one allocation for the arguments and, in their place, the
+    /// function's future (see [`PreparedCall`](crate::PreparedCall)).
+    fn run(&self, args: Self::Args) -> crate::PreparedCall<'_>;
 }
 
 impl<T: MacroTool> Tool for T {
@@ -503,7 +488,10 @@ impl<T: MacroTool> Tool for T {
 
     fn call<'a>(&'a self, ctx: &'a Ctx, arguments: &'a str) -> ToolFuture<'a> {
         match parse_args::<T::Args>(arguments) {
-            Ok(args) => self.run(ctx.clone(), args),
+            // Two allocations (the prepared call, then its running handle
+            // as a `ToolFuture`): the runtime takes `prepare`'s path, this
+            // one serves a direct caller of `call`.
+            Ok(args) => Box::pin(self.run(args).run(ctx.clone())),
             Err(error) => ready_err(error),
         }
     }
@@ -513,7 +501,7 @@ impl<T: MacroTool> Tool for T {
         validator: &crate::validate::Validator,
         arguments: &str,
     ) -> Option<Result<crate::PreparedCall<'a>, crate::validate::Rejection>> {
-        prepared::<T::Args, _>(validator, arguments, move |ctx, args| self.run(ctx, args))
+        Some(validator.parse::<T::Args>(arguments).map(|args| self.run(args)))
     }
 }
 

@@ -23,7 +23,109 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> 
 
 /// A call whose arguments are parsed into the tool's own types, ready to
 /// run with its context (see [`Tool::prepare`]).
-pub type PreparedCall<'a> = Box<dyn FnOnce(Ctx) -> ToolFuture<'a> + Send + 'a>;
+///
+/// One allocation holds the parsed arguments and, once the call runs, the
+/// tool's future in their place: every successful `#[tool]` call makes
+/// one, where a boxed closure and the boxed future it returns made two.
+pub struct PreparedCall<'a>(Pin<Box<dyn StagedCall + Send + 'a>>);
+
+impl<'a> PreparedCall<'a> {
+    /// A call that, when it runs, hands its context and `args` to `run`
+    /// and awaits the future `run` returns.
+    ///
+    /// ```
+    /// use gate_core::{Ctx, PreparedCall};
+    /// use serde_json::json;
+    ///
+    /// // What a hand-written `Tool::prepare` returns for parsed arguments.
+    /// let prepared = PreparedCall::new((2_u64, 3_u64), |ctx: Ctx, (a, b)| async move {
+    ///     Ok(json!({"sum": a + b, "call": ctx.call_id()}))
+    /// });
+    /// let ctx = Ctx::new("task-1", "user-1", "call-1", "add", "");
+    /// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let value = runtime.block_on(prepared.run(ctx)).unwrap();
+    /// assert_eq!(value, json!({"sum": 5, "call": "call-1"}));
+    /// ```
+    pub fn new<A, F, Fut>(args: A, run: F) -> Self
+    where
+        A: Send + 'a,
+        F: FnOnce(Ctx, A) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'a,
+    {
+        PreparedCall(Box::pin(Staged::Parsed {
+            parts: Some((args, run)),
+        }))
+    }
+
+    /// Runs the call with `ctx`: `run` is called now, its future is
+    /// polled by the one returned here.
+    pub fn run(self, ctx: Ctx) -> impl Future<Output = Result<Value, ToolError>> + Send + Unpin + 'a {
+        let mut staged = self.0;
+        staged.as_mut().start(ctx);
+        RunningCall(staged)
+    }
+}
+
+impl std::fmt::Debug for PreparedCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall").finish_non_exhaustive()
+    }
+}
+
+/// A [`PreparedCall`]'s one allocation, seen without its types.
+trait StagedCall {
+    /// Makes the tool's future of the parsed arguments, in their place.
+    fn start(self: Pin<&mut Self>, ctx: Ctx);
+    /// Polls the future [`start`](Self::start) made.
+    fn poll_run(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, ToolError>>;
+}
+
+pin_project_lite::pin_project! {
+    /// The arguments and the function to run on them, then its future.
+    #[project = StagedProjection]
+    enum Staged<A, F, Fut> {
+        Parsed { parts: Option<(A, F)> },
+        Running { #[pin] future: Fut },
+    }
+}
+
+impl<A, F, Fut> StagedCall for Staged<A, F, Fut>
+where
+    F: FnOnce(Ctx, A) -> Fut,
+    Fut: Future<Output = Result<Value, ToolError>>,
+{
+    fn start(mut self: Pin<&mut Self>, ctx: Ctx) {
+        if let StagedProjection::Parsed { parts } = self.as_mut().project()
+            && let Some((args, run)) = parts.take()
+        {
+            self.set(Staged::Running { future: run(ctx, args) });
+        }
+    }
+
+    fn poll_run(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Value, ToolError>> {
+        match self.project() {
+            StagedProjection::Running { future } => future.poll(cx),
+            // `PreparedCall::run` starts the call before it is polled; a
+            // call whose start panicked is never polled.
+            StagedProjection::Parsed { .. } => Poll::Ready(Err(ToolError::internal(NotStarted))),
+        }
+    }
+}
+
+/// The future [`PreparedCall::run`] returns.
+struct RunningCall<'a>(Pin<Box<dyn StagedCall + Send + 'a>>);
+
+impl Future for RunningCall<'_> {
+    type Output = Result<Value, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll_run(cx)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("a prepared call was polled before it started")]
+struct NotStarted;
 
 /// A callable tool.
 ///
@@ -428,19 +530,20 @@ pub(crate) fn prepare_contained<'a>(
 
 /// [`call_contained`] for a [`PreparedCall`].
 pub(crate) async fn run_contained(prepared: PreparedCall<'_>, ctx: Ctx) -> Result<Value, ToolError> {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| prepared(ctx))) {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| prepared.run(ctx))) {
         Ok(future) => CatchUnwind(future).await,
         Err(panic) => Err(panicked(panic)),
     }
 }
 
-struct CatchUnwind<'a>(ToolFuture<'a>);
+/// A tool's future with a panic in its poll contained.
+struct CatchUnwind<F>(F);
 
-impl Future for CatchUnwind<'_> {
+impl<F: Future<Output = Result<Value, ToolError>> + Unpin> Future for CatchUnwind<F> {
     type Output = Result<Value, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.0.as_mut();
+        let future = Pin::new(&mut self.0);
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(poll) => poll,
             Err(panic) => Poll::Ready(Err(panicked(panic))),

@@ -309,7 +309,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
         &SPEC
     };
     let run_body = quote! {
-        ::std::boxed::Box::pin(async move {
+        ::gate::__private::PreparedCall::new(__args, move |__owned_ctx, __args| async move {
             let __ctx = &__owned_ctx;
             let __ret = #invoke;
             #convert
@@ -326,8 +326,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             fn output_schema() -> ::core::option::Option<::gate::__private::serde_json::Value> {
                 #output_schema
             }
-            fn run(&self, __owned_ctx: ::gate::__private::Ctx, __args: #args_at_params<#(#user_types),*>)
-                -> ::gate::__private::ToolFuture<'_>
+            fn run(&self, __args: #args_at_params<#(#user_types),*>) -> ::gate::__private::PreparedCall<'_>
             {
                 #run_body
             }
