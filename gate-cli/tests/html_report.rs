@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_ledger::{Action, Ambiguity, DecisionRecord, DecisionReport, FailureClass, FailureReason, Timestamp};
+use gate_ledger::{
+    Action, Ambiguity, DecisionId, DecisionRecord, DecisionReport, FailureClass, FailureReason, Timestamp,
+};
 
 /// The page `gate report --html` writes for `records`.
 fn page_of(records: &[DecisionRecord]) -> String {
@@ -50,7 +52,7 @@ fn record(
         _ => FailureReason::RejectionCap,
     });
     DecisionRecord {
-        id: format!("decision-{at_ms}-{task}"),
+        id: DecisionId::at(Timestamp::from_millis(at_ms)),
         at: Timestamp::from_millis(at_ms),
         task_id: task.into(),
         user: user.into(),

@@ -433,10 +433,11 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-fn decision(keys: &Keys, task: &str) -> DecisionRecord {
+fn decision(task: &str) -> DecisionRecord {
+    let at = Timestamp::now();
     DecisionRecord {
-        id: keys.next(),
-        at: Timestamp::now(),
+        id: gate_ledger::DecisionId::at(at),
+        at,
         task_id: task.into(),
         user: "bench-user".into(),
         call_id: "call_1".into(),
@@ -454,8 +455,8 @@ fn decision(keys: &Keys, task: &str) -> DecisionRecord {
 }
 
 /// What a plain success writes: one decision record.
-async fn record_cycle(store: &dyn Storage, keys: &Keys) {
-    if let Err(e) = store.append_decision(decision(keys, "bench-task")).await {
+async fn record_cycle(store: &dyn Storage) {
+    if let Err(e) = store.append_decision(decision("bench-task")).await {
         eprintln!("decision record failed: {e}");
     }
 }
@@ -471,7 +472,7 @@ async fn repair_cycle(store: &dyn Storage, keys: &Keys, limit: &TokenLimit) {
         task.state.rejections = 1;
         task.state.pending_tokens.extend(reservation.ok());
         let revision = tx.save_task(&task).await?;
-        tx.append_decision(&decision(keys, &task.task_id)).await?;
+        tx.append_decision(&decision(&task.task_id)).await?;
         tx.commit().await?;
         let pending = std::mem::take(&mut task.state.pending_tokens);
         task.revision = revision;
@@ -508,7 +509,7 @@ async fn paired_decisions(
         let r = t.elapsed();
         let t = Instant::now();
         for _ in 0..n {
-            record_cycle(&*store, &keys).await;
+            record_cycle(&*store).await;
         }
         let d = t.elapsed();
         DECISION_ROUNDS

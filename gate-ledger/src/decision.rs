@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision_id::DecisionId;
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::time::Timestamp;
@@ -46,7 +47,7 @@ pub trait DecisionLog: Send + Sync {
 pub struct DecisionRecord {
     /// Unique id of the decision; writing the same id twice stores it once, so
     /// a write retried after a lost acknowledgement cannot duplicate it.
-    pub id: String,
+    pub id: DecisionId,
     /// When the decision was made.
     pub at: Timestamp,
     /// The task. Shared, not copied: every record of a task holds the

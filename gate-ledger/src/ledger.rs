@@ -253,40 +253,6 @@ pub fn new_owner_token() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
-/// A fresh decision record id: the milliseconds since the Unix epoch (12 hex
-/// digits), then 80 random bits, so that ids of a process sort by time and
-/// a store's unique index on them grows at its end instead of taking random
-/// inserts (which slow a large SQLite log down several times over).
-pub fn new_decision_id() -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    decision_id_at(Timestamp::from_millis(i64::try_from(millis).unwrap_or(i64::MAX)))
-}
-
-/// [`new_decision_id`] for a decision made at `at`, for a caller that has
-/// just read the clock (the decision record's own time) and need not read
-/// it again.
-pub fn decision_id_at(at: Timestamp) -> String {
-    // 48 bits of milliseconds, big-endian, then the random bits: hex of
-    // the 16 bytes is the 12 time digits followed by 20 random ones.
-    let millis = u64::try_from(at.as_millis()).unwrap_or(0);
-    // Two draws of 64 bits, of which 80 are kept: `fill` on the 10 bytes
-    // would go through a byte loop and a copy for each call.
-    let (high, low) = ID_BITS.with_borrow_mut(|rng| (rand::RngCore::next_u64(rng), rand::RngCore::next_u64(rng)));
-    let id = (u128::from(millis & 0xFFFF_FFFF_FFFF) << 80) | (u128::from(high & 0xFFFF) << 64) | u128::from(low);
-    hex::encode(id.to_be_bytes())
-}
-
-thread_local! {
-    /// The random bits of decision ids. An id needs uniqueness, not
-    /// secrecy: a small generator seeded once per thread from the OS makes
-    /// them in a few instructions, where the thread's CSPRNG (ChaCha, with
-    /// its block refills) cost more than the rest of the id, on every call.
-    static ID_BITS: std::cell::RefCell<rand::rngs::SmallRng> =
-        std::cell::RefCell::new(rand::SeedableRng::from_rng(&mut rand::rng()));
-}
-
 fn check_request(req: &ClaimRequest) -> Res<()> {
     validate_key(&req.key)?;
     for (name, v) in [

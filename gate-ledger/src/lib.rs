@@ -82,6 +82,7 @@
 
 mod counting;
 mod decision;
+mod decision_id;
 mod error;
 mod failure;
 mod future;
@@ -103,6 +104,7 @@ pub use counting::{CommitKind, Commits, CountingStore};
 pub use decision::{
     ClassActionCount, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary,
 };
+pub use decision_id::{DecisionId, ParseDecisionIdError};
 pub use error::LedgerError;
 pub use failure::FailureReport;
 pub use future::BoxFuture;
@@ -110,7 +112,7 @@ pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_fingerprint, canonical_json, derived_intent_key,
     fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
 };
-pub use ledger::{Ledger, StoreKind, decision_id_at, new_decision_id, new_owner_token};
+pub use ledger::{Ledger, StoreKind, new_owner_token};
 pub use reconcile::Reconcile;
 pub use record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,

@@ -13,14 +13,14 @@
 //! otherwise grow until it is killed. Ledger records and task state are kept
 //! whole; they are what the guarantees rest on.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
+use crate::decision_id::DecisionId;
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
@@ -31,17 +31,12 @@ use crate::time::{Clock, Timestamp};
 #[derive(Debug, Default)]
 struct Inner {
     records: HashMap<(String, String), LedgerRecord>,
-    /// The most recent decisions, at most `decisions_kept`, each beside the
-    /// hash of its id.
-    decisions: Ring<(u64, DecisionRecord)>,
-    /// How many of `decisions` have each id hash. Plain numbers keep the
-    /// table small and warm in the cache; ids are compared only when their
-    /// hash is there already (a record appended again, or a collision).
-    id_hashes: HashMap<u64, u32, BuildHasherDefault<AlreadyHashed>>,
-    /// Seeded per process, so ids cannot be chosen to collide, and several
-    /// times cheaper than the standard library's SipHash on a 32-digit id
-    /// (which every successful call pays here).
-    id_hasher: foldhash::fast::RandomState,
+    /// The most recent decisions, at most `decisions_kept`.
+    decisions: Ring<DecisionRecord>,
+    /// The ids of `decisions`. Seeded per process, so ids cannot be chosen
+    /// to collide; an id is two words, which foldhash folds in a few
+    /// instructions (every successful call pays this).
+    ids: HashSet<DecisionId, foldhash::fast::RandomState>,
     decisions_kept: usize,
 }
 
@@ -49,21 +44,13 @@ impl Inner {
     /// Appends `d` unless its id is already logged; past the bound the
     /// oldest decision makes room.
     fn append(&mut self, d: DecisionRecord) {
-        let hash = self.id_hasher.hash_one(&d.id);
-        let known = self.id_hashes.contains_key(&hash);
-        if self.decisions_kept == 0 || known && self.decisions.iter().any(|(h, old)| *h == hash && old.id == d.id) {
+        if self.decisions_kept == 0 || !self.ids.insert(d.id) {
             return;
         }
-        let id_hashes = &mut self.id_hashes;
-        self.decisions.push((hash, d), self.decisions_kept, |&(oldest, _)| {
-            if let Some(count) = id_hashes.get_mut(&oldest) {
-                *count -= 1;
-                if *count == 0 {
-                    id_hashes.remove(&oldest);
-                }
-            }
+        let ids = &mut self.ids;
+        self.decisions.push(d, self.decisions_kept, |oldest| {
+            ids.remove(&oldest.id);
         });
-        *self.id_hashes.entry(hash).or_default() += 1;
     }
 }
 
@@ -116,26 +103,6 @@ impl Future for Appended {
 
     fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<Res<()>> {
         std::task::Poll::Ready(Ok(()))
-    }
-}
-
-/// A `Hasher` for keys that are hashes already.
-#[derive(Debug, Default)]
-struct AlreadyHashed(u64);
-
-impl Hasher for AlreadyHashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
@@ -289,7 +256,6 @@ impl Backend for MemoryBackend {
         let mut v: Vec<(usize, &DecisionRecord)> = g
             .decisions
             .iter()
-            .map(|(_, d)| d)
             .enumerate()
             .filter(|(_, d)| {
                 q.task_id.as_deref().is_none_or(|t| &*d.task_id == t)
@@ -583,6 +549,7 @@ mod tests {
 
     use serde_json::json;
 
+    use crate::DecisionId;
     use crate::record::{Claim, ClaimRequest, Finish, State};
     use crate::task::TaskRecord;
     use crate::time::ManualClock;
@@ -637,9 +604,9 @@ mod tests {
         assert_eq!(ledger.load_task("u", "t").await.expect("load"), None);
     }
 
-    fn decision(id: &str) -> crate::DecisionRecord {
+    fn decision(id: u128) -> crate::DecisionRecord {
         crate::DecisionRecord {
-            id: id.into(),
+            id: DecisionId::from_u128(id),
             at: crate::Timestamp::from_millis(1),
             task_id: "t".into(),
             user: "u".into(),
@@ -658,13 +625,13 @@ mod tests {
     }
 
     /// The ids the log lists, in its order.
-    async fn logged_ids(ledger: &dyn crate::Storage) -> Vec<String> {
+    async fn logged_ids(ledger: &dyn crate::Storage) -> Vec<u128> {
         ledger
             .list_decisions(&Default::default())
             .await
             .expect("list")
             .into_iter()
-            .map(|d| d.id)
+            .map(|d| d.id.as_u128())
             .collect()
     }
 
@@ -677,17 +644,15 @@ mod tests {
             ..LedgerConfig::default()
         };
         let ledger = open_store("memory:", &config).await.expect("memory store").ledger();
-        for id in ["d1", "d2", "d2", "d3", "d4", "d5", "d4"] {
+        for id in [1, 2, 2, 3, 4, 5, 4] {
             ledger.append_decision(decision(id)).await.expect("append");
         }
         let mut tx = ledger.begin().await.expect("begin");
-        tx.append_decisions(&[decision("d5"), decision("d6")])
-            .await
-            .expect("append");
+        tx.append_decisions(&[decision(5), decision(6)]).await.expect("append");
         tx.commit().await.expect("commit");
-        assert_eq!(logged_ids(&*ledger).await, ["d4", "d5", "d6"]);
+        assert_eq!(logged_ids(&*ledger).await, [4, 5, 6]);
         // Once more, so the oldest record is no longer in the first place.
-        ledger.append_decision(decision("d7")).await.expect("append");
-        assert_eq!(logged_ids(&*ledger).await, ["d5", "d6", "d7"]);
+        ledger.append_decision(decision(7)).await.expect("append");
+        assert_eq!(logged_ids(&*ledger).await, [5, 6, 7]);
     }
 }

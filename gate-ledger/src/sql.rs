@@ -568,7 +568,10 @@ impl DecisionRow {
                 .map(str::parse)
                 .transpose()
                 .map_err(corrupt)?,
-            id: self.id,
+            id: self
+                .id
+                .parse()
+                .map_err(|e: crate::ParseDecisionIdError| LedgerError::corrupt(format!("decision {}: {e}", self.id)))?,
             at: Timestamp::from_millis(self.at),
             task_id: self.task_id.into(),
             user: self.user.into(),
@@ -587,7 +590,9 @@ impl DecisionRow {
 /// Binds the 15 decision columns in `DECISION_COLS` order.
 macro_rules! bind_decision {
     ($q:expr, $d:expr) => {
-        $q.bind(&$d.id)
+        // Rendered here, off the caller's path: a record holds its id as
+        // 16 bytes.
+        $q.bind($d.id.to_string())
             .bind($d.at.as_millis())
             .bind(&*$d.task_id)
             .bind(&*$d.user)

@@ -1012,7 +1012,7 @@ async fn decision_log_and_report(h: &Harness) {
     use gate_ledger::{Action, Ambiguity, ClassActionCount, FailureClass, FailureReason, FollowUps};
     let mk =
         |t: i64, task: &str, tool: &str, action: Action, class: Option<FailureClass>, tokens: i64| DecisionRecord {
-            id: format!("decision-{t}"),
+            id: gate_ledger::DecisionId::from_u128(t.unsigned_abs().into()),
             at: Timestamp::from_millis(t),
             task_id: task.into(),
             user: "u1".into(),

@@ -135,7 +135,7 @@ fn decision_ids_start_with_the_time_and_end_random() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis();
-    let id = gate_ledger::new_decision_id();
+    let id = gate_ledger::DecisionId::now().to_string();
     let after = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -147,7 +147,8 @@ fn decision_ids_start_with_the_time_and_end_random() {
     );
     let millis = u128::from_str_radix(&id[..12], 16).unwrap();
     assert!((before..=after).contains(&millis), "{millis} not in {before}..={after}");
-    let others: std::collections::HashSet<String> = (0..1000).map(|_| gate_ledger::new_decision_id()).collect();
+    let others: std::collections::HashSet<gate_ledger::DecisionId> =
+        (0..1000).map(|_| gate_ledger::DecisionId::now()).collect();
     assert_eq!(others.len(), 1000);
 }
 
@@ -156,9 +157,9 @@ fn decision_ids_start_with_the_time_and_end_random() {
 #[test]
 fn a_decision_id_for_a_given_time_starts_with_that_time() {
     let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
-    let id = gate_ledger::decision_id_at(at);
-    assert_eq!(&id[..12], "019ad7358400", "{id}");
-    assert_ne!(id, gate_ledger::decision_id_at(at), "the random part differs");
+    let id = gate_ledger::DecisionId::at(at);
+    assert_eq!(&id.to_string()[..12], "019ad7358400", "{id}");
+    assert_ne!(id, gate_ledger::DecisionId::at(at), "the random part differs");
 }
 
 // Each thread draws its ids' random bits from its own generator: threads
@@ -167,9 +168,9 @@ fn a_decision_id_for_a_given_time_starts_with_that_time() {
 fn threads_deciding_at_the_same_time_make_distinct_ids() {
     let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
     let threads: Vec<_> = (0..4)
-        .map(|_| std::thread::spawn(move || (0..1000).map(|_| gate_ledger::decision_id_at(at)).collect::<Vec<_>>()))
+        .map(|_| std::thread::spawn(move || (0..1000).map(|_| gate_ledger::DecisionId::at(at)).collect::<Vec<_>>()))
         .collect();
-    let ids: std::collections::HashSet<String> = threads
+    let ids: std::collections::HashSet<gate_ledger::DecisionId> = threads
         .into_iter()
         .flat_map(|t| t.join().expect("the thread finishes"))
         .collect();

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::{Harness, Kind, charge};
 use gate_budget::TokenLimit;
 use gate_ledger::{
-    Action, Claim, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Resolution, ResolveRequest, State,
-    TaskRecord, Timestamp,
+    Action, Claim, DecisionId, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Resolution, ResolveRequest,
+    State, TaskRecord, Timestamp,
 };
 use serde_json::json;
 
@@ -46,9 +46,9 @@ fn failure(task: &TaskRecord, reason: FailureReason, key: Option<&str>, at: Time
     }
 }
 
-fn decision(id: &str, task: &str) -> DecisionRecord {
+fn decision(id: u128, task: &str) -> DecisionRecord {
     DecisionRecord {
-        id: id.into(),
+        id: DecisionId::from_u128(id),
         at: Timestamp::from_millis(1),
         task_id: task.into(),
         user: "u1".into(),
@@ -125,7 +125,7 @@ async fn t02_a_transaction_commits_everything_or_nothing(h: &Harness) {
     {
         let mut tx = h.ledger.begin().await.expect("begin");
         tx.save_task(&task).await.expect("save");
-        tx.append_decision(&decision("dropped", "t2")).await.expect("append");
+        tx.append_decision(&decision(1, "t2")).await.expect("append");
         let granted = tx.reserve_tokens("u1", &l, 400).await.expect("reserve");
         assert!(granted.is_ok());
         // Dropped here: rolled back.
@@ -137,8 +137,8 @@ async fn t02_a_transaction_commits_everything_or_nothing(h: &Harness) {
 
     let mut tx = h.ledger.begin().await.expect("begin");
     tx.save_task(&task).await.expect("save");
-    tx.append_decision(&decision("kept", "t2")).await.expect("append");
-    tx.append_decision(&decision("kept", "t2"))
+    tx.append_decision(&decision(2, "t2")).await.expect("append");
+    tx.append_decision(&decision(2, "t2"))
         .await
         .expect("append the same id");
     assert!(tx.reserve_tokens("u1", &l, 400).await.expect("reserve").is_ok());
@@ -371,17 +371,21 @@ async fn t08_writes_resent_after_a_lost_answer_find_their_own_result(h: &Harness
 // are skipped, as a resent batch is.
 async fn t09_a_batch_of_decisions_lands_in_order_once_per_id(h: &Harness) {
     let mut tx = h.ledger.begin().await.expect("begin");
-    tx.append_decision(&decision("d-003", "batch")).await.expect("append");
+    tx.append_decision(&decision(3, "batch")).await.expect("append");
     tx.commit().await.expect("commit");
-    let mut batch: Vec<DecisionRecord> = (0..150).map(|i| decision(&format!("d-{i:03}"), "batch")).collect();
-    batch.insert(12, decision("d-010", "batch"));
-    batch.push(decision("d-010", "batch"));
+    let mut batch: Vec<DecisionRecord> = (0..150).map(|i| decision(i, "batch")).collect();
+    batch.insert(12, decision(10, "batch"));
+    batch.push(decision(10, "batch"));
     let mut tx = h.ledger.begin().await.expect("begin");
     tx.append_decisions(&batch).await.expect("append a batch");
     tx.commit().await.expect("commit");
-    let ids: Vec<String> = decisions_of(h, "batch").await.into_iter().map(|d| d.id).collect();
-    let mut expected = vec!["d-003".to_owned()];
-    expected.extend((0..150).filter(|i| *i != 3).map(|i| format!("d-{i:03}")));
+    let ids: Vec<u128> = decisions_of(h, "batch")
+        .await
+        .into_iter()
+        .map(|d| d.id.as_u128())
+        .collect();
+    let mut expected = vec![3];
+    expected.extend((0..150).filter(|i| *i != 3));
     assert_eq!(ids, expected);
 }
 
@@ -441,7 +445,7 @@ async fn t11_an_intent_finishes_inside_the_decision_transaction(h: &Harness) {
     let mut tx = h.ledger.begin().await.expect("begin");
     tx.finish_intent(&lease, &paid).await.expect("finish");
     tx.save_task(&task).await.expect("save");
-    tx.append_decision(&decision("d-21", "task-7")).await.expect("append");
+    tx.append_decision(&decision(21, "task-7")).await.expect("append");
     tx.commit().await.expect("commit");
     let stored = h.ledger.get(&r.user, &r.key).await.expect("get").expect("stored");
     assert_eq!(stored.state, State::Succeeded);

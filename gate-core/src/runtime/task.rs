@@ -24,8 +24,8 @@ use gate_budget::{
     Pushback, Refusal, RepairPlan, Reservation, TaskBudget, TokensExhausted, estimate_tokens, repair_cost,
 };
 use gate_ledger::{
-    Action, ClaimRequest, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease, LedgerError,
-    State, TaskRecord, TaskState, Timestamp, decision_id_at, new_owner_token,
+    Action, ClaimRequest, DecisionId, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease,
+    LedgerError, State, TaskRecord, TaskState, Timestamp, new_owner_token,
 };
 use serde_json::{Value, json};
 
@@ -784,7 +784,7 @@ impl Task {
             // number of sends, so a commit that landed unseen is recognised.
             let writer = new_owner_token();
             let at = inner.store.now();
-            let decision_id = decision_id_at(at);
+            let decision_id = DecisionId::at(at);
             let tokens = (choice.tokens > 0).then(|| TokenRequest {
                 user: &self.user,
                 limit: &limit,
@@ -803,7 +803,7 @@ impl Task {
                         &choice,
                         answer,
                         &writer,
-                        decision_id.clone(),
+                        decision_id,
                         at,
                         attempt_no,
                     )
@@ -890,7 +890,7 @@ impl Task {
             state.context_tokens.saturating_add(estimate_tokens(&out.text))
         };
         let record = DecisionRecord {
-            id: decision_id_at(at),
+            id: DecisionId::at(at),
             at,
             task_id: self.id.clone(),
             user: self.user.clone(),
@@ -1177,7 +1177,7 @@ impl Task {
             choice,
             None,
             "",
-            decision_id_at(at),
+            DecisionId::at(at),
             at,
             attempt_no,
         )
@@ -1194,7 +1194,7 @@ impl Task {
         choice: &Choice,
         answer: Option<Result<Reservation, TokensExhausted>>,
         writer: &str,
-        decision_id: String,
+        decision_id: DecisionId,
         at: Timestamp,
         attempt_no: i64,
     ) -> Settled {
@@ -1678,7 +1678,7 @@ mod tests {
                 &choice,
                 None,
                 "",
-                "id".to_owned(),
+                DecisionId::from_u128(1),
                 at,
                 3,
             );
@@ -1690,7 +1690,7 @@ mod tests {
             }
             quiet_seen += 1;
             let mut settled = task.settle_quiet_success(&call, &admitted, value, 3);
-            settled.record.id = "id".to_owned();
+            settled.record.id = DecisionId::from_u128(1);
             settled.record.at = at;
             assert_eq!(settled.record, general.record, "{:?}", task.stored.state);
             assert_eq!(settled.step, general.step);

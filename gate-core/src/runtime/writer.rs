@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use gate_ledger::{DecisionRecord, LedgerError, Storage, StoreKind};
+use gate_ledger::{DecisionId, DecisionRecord, LedgerError, Storage, StoreKind};
 use tokio::sync::{Notify, Semaphore};
 
 use super::persist::retrying;
@@ -97,7 +97,7 @@ impl Shared {
                 return false;
             }
             Err(e) => {
-                let ids: Vec<&str> = batch.iter().map(|r| r.id.as_str()).collect();
+                let ids: Vec<DecisionId> = batch.iter().map(|r| r.id).collect();
                 tracing::error!(target: "gate::store", error = %e, ?ids, "success records refused by the store");
             }
         }
