@@ -16,13 +16,11 @@
 
 use std::time::{Duration, Instant};
 
-use gate::{Gate, ToolCall};
-
 #[path = "common/handle_call.rs"]
 mod handle_call;
 #[path = "../tests/support/invoice.rs"]
 mod invoice;
-use handle_call::{ARGUMENTS, BURST, floor_call, gate_with_task, stores};
+use handle_call::{BURST, floor_call, gate_with_task, stores, timed_burst};
 
 /// Rounds per store; each gives one ratio.
 const ROUNDS: usize = 41;
@@ -36,19 +34,6 @@ fn floor_burst() -> Duration {
         floor_call();
     }
     started.elapsed()
-}
-
-async fn gate_burst(gate: &Gate, task: &mut gate::Task) -> Duration {
-    let calls: Vec<ToolCall> = (0..BURST)
-        .map(|_| ToolCall::new("c1", "invoice_total", ARGUMENTS))
-        .collect();
-    let started = Instant::now();
-    for call in calls {
-        std::hint::black_box(task.handle(call).await);
-    }
-    let spent = started.elapsed();
-    gate.shutdown().await;
-    spent
 }
 
 /// The value at quantile `q` (0 to 1) of sorted `values`.
@@ -70,7 +55,7 @@ fn main() {
         let (gate, mut task) = runtime.block_on(gate_with_task(&url));
         runtime.block_on(async {
             for _ in 0..WARM_UP / BURST {
-                gate_burst(&gate, &mut task).await;
+                timed_burst(&gate, &mut task, u64::from(BURST)).await;
             }
         });
         let mut ratios = Vec::with_capacity(ROUNDS);
@@ -80,11 +65,11 @@ fn main() {
             // Which goes first alternates, so that neither always runs
             // on the caches the other left.
             let (spent, floor) = if round % 2 == 0 {
-                let spent = runtime.block_on(gate_burst(&gate, &mut task));
+                let spent = runtime.block_on(timed_burst(&gate, &mut task, u64::from(BURST)));
                 (spent, floor_burst())
             } else {
                 let floor = floor_burst();
-                (runtime.block_on(gate_burst(&gate, &mut task)), floor)
+                (runtime.block_on(timed_burst(&gate, &mut task, u64::from(BURST))), floor)
             };
             ratios.push(spent.as_secs_f64() / floor.as_secs_f64());
             gate_ns.push(spent.as_nanos() as f64 / f64::from(BURST));

@@ -3,6 +3,7 @@
 //! a task whose first call is checked, and the floor.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use gate::{Gate, ToolCall};
 
@@ -45,6 +46,23 @@ pub async fn gate_with_task(url: &str) -> (Gate, gate::Task) {
         first.model_text()
     );
     (gate, task)
+}
+
+/// One burst of `calls` valid calls through `task.handle`, and the time
+/// they took: the calls are built before the timing, as the floor's text
+/// is (what is timed is `task.handle` alone, taking the call and dropping
+/// it included), and the writer's queue is written out after it.
+pub async fn timed_burst(gate: &Gate, task: &mut gate::Task, calls: u64) -> Duration {
+    let calls: Vec<ToolCall> = (0..calls)
+        .map(|_| ToolCall::new("c1", "invoice_total", ARGUMENTS))
+        .collect();
+    let started = Instant::now();
+    for call in calls {
+        std::hint::black_box(task.handle(call).await);
+    }
+    let spent = started.elapsed();
+    gate.shutdown().await;
+    spent
 }
 
 /// The floor: the same arguments parsed with `serde_json::from_str`, and

@@ -28,10 +28,7 @@ pub struct DecisionId(u128);
 impl DecisionId {
     /// A fresh id for a decision made now (the system clock).
     pub fn now() -> Self {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
-        DecisionId::at(Timestamp::from_millis(i64::try_from(millis).unwrap_or(i64::MAX)))
+        DecisionId::at(Timestamp::now())
     }
 
     /// A fresh id for a decision made at `at`, for a caller that has just
@@ -106,7 +103,7 @@ impl FromStr for DecisionId {
 
 impl Serialize for DecisionId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(hex::Buffer::<16>::new().format(&self.0.to_be_bytes()))
+        serializer.collect_str(self)
     }
 }
 
