@@ -403,6 +403,66 @@ async fn resends_are_a_share_of_first_attempts_under_a_retry_budget() {
     );
 }
 
+/// A refund that, on its first run, lets another worker change the task it
+/// runs in (that worker's rejection is a task write) and then fails as
+/// unavailable: the decision about the first run meets a task that changed
+/// under it, and is made again on the task as stored.
+#[derive(Default)]
+struct MeddledState {
+    /// The gate both workers share, set once it is built, taken at the end
+    /// (the gate's toolbox holds this state: the cycle is broken by hand).
+    gate: std::sync::Mutex<Option<Gate>>,
+    runs: AtomicU32,
+}
+
+struct Meddled(Arc<MeddledState>);
+
+#[tools]
+impl Meddled {
+    /// Refund a charge.
+    #[tool(idempotent)]
+    async fn refund(&self, #[ctx] ctx: &Ctx, charge: String) -> Result<Value, ToolError> {
+        if self.0.runs.fetch_add(1, Ordering::SeqCst) > 0 {
+            return Ok(json!({"refunded": charge}));
+        }
+        let gate = self.0.gate.lock().unwrap().clone().expect("the gate is set");
+        let mut other_worker = gate.task_with_id(ctx.user(), ctx.task_id());
+        let step = other_worker.handle(call("x1", "refund", "{}")).await;
+        assert!(matches!(step, Step::Reject(_)), "{step:?}");
+        Err(ToolError::Unavailable)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_that_changed_before_its_resend_was_recorded_spends_the_retry_budget_once() {
+    // One resend per first attempt and no reserve: the call's own first
+    // attempt earns exactly the one resend it needs.
+    let retries = Arc::new(RetryBudget::new(Duration::from_secs(10), 0.0, 1.0).unwrap());
+    let state = Arc::new(MeddledState::default());
+    let gate = Gate::builder(Meddled(state.clone()).into_toolbox())
+        .store("memory:")
+        .retry_budget(retries.clone())
+        .seed(7)
+        .build()
+        .await
+        .unwrap();
+    *state.gate.lock().unwrap() = Some(gate.clone());
+    let mut task = gate.task("u1");
+
+    let step = task.handle(call("c1", "refund", r#"{"charge": "ch_1"}"#)).await;
+
+    state.gate.lock().unwrap().take();
+    assert!(
+        matches!(step, Step::Return(_)),
+        "resent once, and it succeeded: {step:?}"
+    );
+    assert_eq!(state.runs.load(Ordering::SeqCst), 2);
+    assert_eq!(task.last_retries().len(), 1);
+    assert_eq!(retries.available(), 0, "the one resend was spent once");
+    // The other worker's rejection is in the task's stored state.
+    assert_eq!(task.repairs(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_honoured_within_the_latency_budget_only() {
     let (backend, gate) = setup().await;

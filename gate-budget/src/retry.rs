@@ -114,6 +114,16 @@ impl RetryBudget {
         }
     }
 
+    /// Takes one retry whatever the balance, for a caller that decided to
+    /// retry on [`available`](Self::available) and pays when the retry is
+    /// made, after recording its decision (gate's runtime, whose decision
+    /// may be made more than once before it is recorded). Retries decided
+    /// concurrently on the same last retry overdraw the window by one each;
+    /// later deposits repay it before anyone withdraws again.
+    pub fn spend(&self) {
+        self.lock().add(Instant::now(), -SCALE);
+    }
+
     /// Whole retries a caller could withdraw right now.
     pub fn available(&self) -> u64 {
         let balance = self.lock().sum(Instant::now()).saturating_add(self.reserve);

@@ -189,3 +189,22 @@ async fn refused_withdrawal_leaves_the_balance_untouched() {
     }
     assert!(!none.withdraw());
 }
+
+// A retry paid for when it is made: taken whatever the balance, and an
+// overdraft is repaid by later deposits before anyone withdraws again.
+#[test]
+fn a_spent_retry_overdraws_and_later_deposits_repay_it() {
+    let b = budget(10_000, 0.0, 1.0);
+    b.deposit();
+    assert_eq!(b.available(), 1);
+    b.spend();
+    assert_eq!(b.available(), 0);
+    // A second retry decided on the same last one: the window goes below zero.
+    b.spend();
+    b.deposit();
+    assert_eq!(b.available(), 0, "the first deposit repays the overdraft");
+    assert!(!b.withdraw());
+    b.deposit();
+    assert_eq!(b.available(), 1);
+    assert!(b.withdraw());
+}

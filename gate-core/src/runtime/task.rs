@@ -548,11 +548,15 @@ impl Task {
             attempt_no += 1;
             let verdict = self.attempt(call, &admitted).await;
             let concluded = self.conclude(call, Some(&admitted), verdict, attempt_no).await;
-            match concluded.retry_after {
-                // Boxed: a timer is a large future, and an internal retry rare.
-                Some(delay) => Box::pin(tokio::time::sleep(delay)).await,
-                None => return concluded.step,
+            let Some(delay) = concluded.retry_after else {
+                return concluded.step;
+            };
+            // The resend is recorded: it is paid for now, once.
+            if let Some(retries) = &gate.inner().retry_budget {
+                retries.spend();
             }
+            // Boxed: a timer is a large future, and an internal retry rare.
+            Box::pin(tokio::time::sleep(delay)).await;
         }
     }
 
@@ -1133,9 +1137,9 @@ impl Task {
             budget.plan_reject(Duration::ZERO)
         };
         match planned {
-            // Asked last, so a resend the task's own budgets refuse takes
-            // nothing from the budget every call shares.
-            Ok(_) if wanted == Decision::RetryInternally && !self.resend_allowed() => {
+            // Asked last, so a resend the task's own budgets refuse is not
+            // measured against the budget every call shares.
+            Ok(_) if wanted == Decision::RetryInternally && !self.resend_available() => {
                 choice.decision = redecide(&situation, RESENDS_REFUSED);
             }
             Ok(plan) => {
@@ -1151,10 +1155,16 @@ impl Task {
         choice
     }
 
-    /// Whether the gate's retry budget, if it has one, gives this resend;
-    /// a `true` spends it.
-    fn resend_allowed(&self) -> bool {
-        self.gate.inner().retry_budget.as_ref().is_none_or(|b| b.withdraw())
+    /// Whether the gate's retry budget, if it has one, holds a resend now.
+    /// Only read: `choose` runs again on every conflict round and once more
+    /// for a decision the store did not take, so the resend withdraws it
+    /// once it is recorded and happens (`step_for`).
+    fn resend_available(&self) -> bool {
+        self.gate
+            .inner()
+            .retry_budget
+            .as_ref()
+            .is_none_or(|b| b.available() > 0)
     }
 
     /// [`settle`](Self::settle) for a decision the store did not take,
