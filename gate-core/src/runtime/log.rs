@@ -12,7 +12,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use gate_ledger::{BoxFuture, DecisionRecord};
 
@@ -23,8 +23,16 @@ pub trait DecisionSink: Send + Sync {
     fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()>;
 }
 
+/// Logs a decision: its `tracing` event, then every extra sink.
+pub(super) async fn record(sinks: &[Arc<dyn DecisionSink>], record: &DecisionRecord) {
+    emit(record);
+    for sink in sinks {
+        sink.record(record).await;
+    }
+}
+
 /// Emits the `gate::decision` tracing event for a record.
-pub(crate) fn emit(record: &DecisionRecord) {
+fn emit(record: &DecisionRecord) {
     tracing::info!(
         target: "gate::decision",
         task = %record.task_id,

@@ -1,24 +1,59 @@
 //! The runtime: from a model's tool call to a [`Step`] the model sees.
 //!
 //! [`Gate`] holds what is shared (the toolbox, compiled validators, the
-//! store, the sanitizer, the budgets); a [`Task`] is one agent task, whose
-//! history lives in the store so that any worker resumes it exactly. Every
-//! call goes through one pipeline: a failed task runs nothing; resolve the
-//! tool, validate the arguments, claim the intent in the ledger, run the tool
-//! with panics contained, classify a failure, [`decide`],
-//! consult the budgets, and commit the task's new state with the decision
-//! record, then render a sanitized text for the model.
+//! store, the sanitizers, the budgets); a [`Task`] is one agent task, whose
+//! history lives in the store so that any worker resumes it exactly.
 //!
-//! The files follow the pipeline: `builder` (settings and [`GateError`]),
-//! `gate` (the shared part), `task` (the pipeline), `identity` (a call's
-//! fingerprints and derived key, computed when needed), `attempt` (claim
-//! with dispatch, run), `persist` (store writes sent again while the store
-//! fails), [`policy`] (the decision and the ledger state it implies),
-//! [`budget`], [`class`], `messages` (every text), [`step`] and [`log`].
+//! # The pipeline
+//!
+//! Every call takes one way, written out in `Task::handle` (task.rs), each
+//! stage a file named after it that takes explicit inputs (the gate's
+//! shared part, the call, the admitted call, the task as a read-only
+//! [`TaskView`](view::TaskView)) and returns a value; only the task applies
+//! what the last stage returns:
+//!
+//! ```text
+//! terminal?   a failed task runs nothing more (rule 7)                    task.rs
+//! admit       resolve the tool, check its scopes, validate and parse the
+//!             arguments, refuse a repeated failed call (rule 3)          admit.rs
+//!   ┆ guard     (seam) is the call steered by a third party's text?
+//!   ┆ approval  (seam) has a person agreed, where one must?
+//! claim       a side effect's intent with its dispatch, one commit        claim.rs
+//! run         the tool, with its context, panics contained, timed out     run.rs
+//! classify    a failure's class                                           class.rs
+//! choose      the policy's decision under the task's budgets, pure        choose.rs
+//! settle      step, task state and decision record: one commit            settle.rs
+//!             (a quiet success: no commit, the background writer)      quiet.rs
+//! render      the texts the model and the operator read                   render.rs
+//! ```
+//!
+//! Each stage before the decision ends in an [`Attempt`](attempt::Attempt):
+//! a refusal, a replay, a stop, a result or a failure. An internal retry
+//! goes round again from the claim, after the pause the decision set; the
+//! gate's retry budget pays for it there, once it is recorded.
+//!
+//! The two seams are where the next stages go, in that order, between
+//! admission and the claim: the information-flow guard (labels and data
+//! flow decide whether a call may run, needs a person, or is refused) and
+//! approval (a call that needs a person is stored as a request and does not
+//! run until one agrees). Both take the view and the admitted call, as
+//! admission does, and end a call the way it does, with an attempt the
+//! decision settles.
+//!
+//! Beside the stages: `gate` (the shared part), `builder` (settings and
+//! [`GateError`]), `view` (the task as stages read it), `identity` (a
+//! call's fingerprints and derived key, computed when needed), [`policy`]
+//! (the decision table and the ledger state it implies), [`budget`],
+//! `persist` (store writes sent again while the store fails), `usage` (a
+//! model turn's report), `messages` (every text), [`step`], [`log`] and
+//! `writer` (the background writer of quiet successes' records).
 
+mod admit;
 mod attempt;
 pub mod budget;
 mod builder;
+mod choose;
+mod claim;
 pub mod class;
 mod gate;
 mod identity;
@@ -26,8 +61,14 @@ pub mod log;
 mod messages;
 mod persist;
 pub mod policy;
+mod quiet;
+mod render;
+mod run;
+mod settle;
 pub mod step;
 mod task;
+mod usage;
+mod view;
 mod writer;
 
 pub use budget::{Budget, RetryBudget};

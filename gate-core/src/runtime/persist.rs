@@ -7,7 +7,8 @@
 //! writer token, and a decision record has a unique id. So a write that fails
 //! as *unavailable* is sent again, with backoff, until it lands or the gate's
 //! store patience runs out; any other error is an answer and is returned at
-//! once.
+//! once. One write is sent once on purpose ([`finish_alone`]): an intent's
+//! finish after the store already failed for the whole patience.
 
 use std::future::Future;
 use std::time::Duration;
@@ -64,6 +65,21 @@ where
         match op().await {
             Err(e) if pause.again(&e, what).await => {}
             other => return other,
+        }
+    }
+}
+
+/// Sends an intent's finish once on its own, when the decision about it
+/// could not be committed: the store just failed for the whole patience, so
+/// it is not waited for again. A write the store does not take is logged:
+/// the lease then runs out and the sweep moves the intent on conservatively
+/// (an unknown outcome for a tool that is not idempotent). True if it landed.
+pub(super) async fn finish_alone(store: &dyn Storage, lease: &Lease, finish: Finish) -> bool {
+    match store.finish(lease, finish).await {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::error!(target: "gate::ledger", error = %e, key = %lease.key, "ledger transition refused");
+            false
         }
     }
 }
