@@ -33,6 +33,8 @@ gate_error::opaque_error! {
         /// A [`ScriptedModel`](crate::ScriptedModel) was asked for more turns than
         /// its script holds.
         ScriptExhausted => is_script_exhausted,
+        // No generated predicate: `is_config` below exists in every build,
+        // false where the feature, and so this kind, is off.
         #[cfg(feature = "openai")]
         Config,
     }
