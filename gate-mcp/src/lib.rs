@@ -64,7 +64,7 @@ pub use convert::{
     CallMeta, META_ACTION, META_INTENT, META_TASK, META_USER, MetaError, call_tool_result, dialect_for, tool_call,
     tools,
 };
-pub use error::Error;
+pub use error::ServeError;
 pub use serve::HttpService;
 pub use server::{Connection, DEFAULT_INSTRUCTIONS, MAX_USERS_PER_CONNECTION, McpServer, MetaUser};
 

@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
-use crate::{Connection, Error, McpServer};
+use crate::{Connection, McpServer, ServeError};
 
 /// How long the HTTP server waits after a failed accept (out of file
 /// descriptors, say) before accepting again, so a lasting failure does not
@@ -33,19 +33,23 @@ pub type HttpService = StreamableHttpService<Connection, LocalSessionManager>;
 impl McpServer {
     /// Serves one client on the process's stdin and stdout until it closes
     /// them. Logs must go to stderr: stdout carries the protocol.
-    pub async fn serve_stdio(&self) -> Result<(), Error> {
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         self.serve(rmcp::transport::stdio_pipes()).await
     }
 
     /// Serves one client over a byte stream (`(reader, writer)`: a pipe, a
     /// socket, an in-memory duplex) until it closes it.
-    pub async fn serve<R, W>(&self, transport: (R, W)) -> Result<(), Error>
+    pub async fn serve<R, W>(&self, transport: (R, W)) -> Result<(), ServeError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let running = self.connection().serve(transport).await.map_err(Error::handshake)?;
-        running.waiting().await.map(drop).map_err(Error::internal)
+        let running = self
+            .connection()
+            .serve(transport)
+            .await
+            .map_err(ServeError::handshake)?;
+        running.waiting().await.map(drop).map_err(ServeError::internal)
     }
 
     /// The streamable HTTP service, for mounting in an HTTP stack of one's
@@ -66,7 +70,11 @@ impl McpServer {
     /// Connections are HTTP/1.1 or HTTP/2. Only loopback `Host` headers are
     /// accepted; for a public address mount [`http_service`](Self::http_service)
     /// with rmcp's `allowed_hosts`.
-    pub async fn serve_http(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+    pub async fn serve_http(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
         let config = StreamableHttpServerConfig::default();
         let stop = config.cancellation_token.clone();
         let service = TowerToHyperService::new(self.http_service(config));

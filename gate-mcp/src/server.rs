@@ -45,7 +45,7 @@ pub enum MetaUser {
 /// what the server tells clients.
 ///
 /// ```no_run
-/// # async fn demo(gate: gate_core::Gate) -> Result<(), gate_mcp::Error> {
+/// # async fn demo(gate: gate_core::Gate) -> Result<(), gate_mcp::ServeError> {
 /// let server = gate_mcp::McpServer::new(gate, "billing-team")
 ///     .server_info("billing", "1.0.0")
 ///     .grant(["billing:charge"]);

@@ -109,46 +109,33 @@ pub struct HandledCall {
     pub step: Step,
 }
 
-/// Why the tools could not be described to rig.
-#[derive(Debug)]
-pub struct RigToolsError {
-    kind: ErrorKind,
-}
-
-#[derive(Debug)]
-enum ErrorKind {
-    Manifest(ManifestError),
-    EmptyName,
+gate_error::opaque_error! {
+    /// Why the tools could not be described to rig.
+    pub struct RigToolsError(Box<RigToolsErrorImpl>);
+    enum ErrorKind {
+        /// The task's tools cannot be expressed in the chosen dialect (the
+        /// cause, a [`ManifestError`], names the tool and the JSON path).
+        Manifest => is_manifest,
+        /// A tool has an empty name, which rig cannot register.
+        EmptyName => is_empty_name,
+    }
 }
 
 impl RigToolsError {
-    /// The task's tools cannot be expressed in the chosen dialect (the
-    /// cause, a [`ManifestError`], names the tool and the JSON path).
-    pub fn is_manifest(&self) -> bool {
-        matches!(self.kind, ErrorKind::Manifest(_))
+    fn manifest(e: ManifestError) -> Self {
+        Self::new(
+            ErrorKind::Manifest,
+            "the task's tools cannot be described to rig",
+            Some(Box::new(e)),
+        )
     }
 
-    /// A tool has an empty name, which rig cannot register.
-    pub fn is_empty_name(&self) -> bool {
-        matches!(self.kind, ErrorKind::EmptyName)
-    }
-}
-
-impl std::fmt::Display for RigToolsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.kind {
-            ErrorKind::Manifest(_) => f.write_str("the task's tools cannot be described to rig"),
-            ErrorKind::EmptyName => f.write_str("a tool with an empty name cannot be registered with rig"),
-        }
-    }
-}
-
-impl std::error::Error for RigToolsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            ErrorKind::Manifest(e) => Some(e),
-            ErrorKind::EmptyName => None,
-        }
+    fn empty_name() -> Self {
+        Self::new(
+            ErrorKind::EmptyName,
+            "a tool with an empty name cannot be registered with rig",
+            None,
+        )
     }
 }
 
@@ -171,17 +158,11 @@ impl GateTools {
     pub fn with_dialect(task: Task, dialect: Dialect) -> Result<Self, RigToolsError> {
         // Renders the whole manifest once for the checks that span tools
         // (a provider's per-request limits), then each tool's schema.
-        task.manifest(dialect).map_err(|e| RigToolsError {
-            kind: ErrorKind::Manifest(e),
-        })?;
+        task.manifest(dialect).map_err(RigToolsError::manifest)?;
         let mut definitions = Vec::new();
         for spec in task.gate().toolbox().specs().filter(|spec| task.may_call(spec)) {
-            let parameters = gate_core::manifest::parameters(spec, dialect).map_err(|e| RigToolsError {
-                kind: ErrorKind::Manifest(e),
-            })?;
-            let name = ToolName::new(spec.name()).map_err(|_| RigToolsError {
-                kind: ErrorKind::EmptyName,
-            })?;
+            let parameters = gate_core::manifest::parameters(spec, dialect).map_err(RigToolsError::manifest)?;
+            let name = ToolName::new(spec.name()).map_err(|_| RigToolsError::empty_name())?;
             definitions.push(ToolDefinition {
                 name,
                 description: spec.description().to_owned(),

@@ -56,6 +56,7 @@ pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
 
+use std::convert::Infallible;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -107,79 +108,49 @@ pub(crate) fn render_named(provider: Provider, step: &Step, tool_name: &str) -> 
     }
 }
 
-/// JSON that is not the provider's tool-call shape: a required field missing
-/// or of the wrong type, or a kind of call gate cannot run. Names the
-/// provider and the path of the offending field (`$.content[1].name`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProviderError {
-    provider: Provider,
-    kind: ErrorKind,
-    path: String,
-    detail: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ErrorKind {
-    Shape,
-    Unsupported,
+gate_error::opaque_error! {
+    /// JSON that is not the provider's tool-call shape: a required field missing
+    /// or of the wrong type, or a kind of call gate cannot run. Names the
+    /// provider and the path of the offending field (`$.content[1].name`).
+    #[derive(Clone, PartialEq, Eq)]
+    pub struct ProviderError(Box<ProviderErrorImpl>, source: Infallible);
+    enum ErrorKind {
+        /// True when the JSON is not the provider's shape: a missing field, a
+        /// field of the wrong type, or a value of another provider altogether.
+        Shape { provider: Provider, path: String } => is_shape,
+        /// True for a well-formed call gate cannot run: a kind of tool that takes
+        /// no JSON arguments (OpenAI custom tools).
+        Unsupported { provider: Provider, path: String } => is_unsupported,
+    }
 }
 
 impl ProviderError {
-    pub(crate) fn shape(provider: Provider, path: impl Into<String>, expected: impl Into<String>) -> Self {
-        ProviderError {
-            provider,
-            kind: ErrorKind::Shape,
-            path: path.into(),
-            detail: expected.into(),
-        }
+    pub(crate) fn shape(provider: Provider, path: impl Into<String>, expected: impl fmt::Display) -> Self {
+        let path = path.into();
+        let message = format!("{provider}: {path}: expected {expected}");
+        Self::new(ErrorKind::Shape { provider, path }, message, None)
     }
 
-    pub(crate) fn unsupported(provider: Provider, path: impl Into<String>, what: impl Into<String>) -> Self {
-        ProviderError {
-            provider,
-            kind: ErrorKind::Unsupported,
-            path: path.into(),
-            detail: what.into(),
-        }
+    pub(crate) fn unsupported(provider: Provider, path: impl Into<String>, what: impl fmt::Display) -> Self {
+        let path = path.into();
+        let message = format!("{provider}: {path}: {what} cannot be run by gate");
+        Self::new(ErrorKind::Unsupported { provider, path }, message, None)
     }
 
     /// Whose format was being read.
     pub fn provider(&self) -> Provider {
-        self.provider
+        match self.inner.kind {
+            ErrorKind::Shape { provider, .. } | ErrorKind::Unsupported { provider, .. } => provider,
+        }
     }
 
     /// Where in the JSON the problem is, from `$` (the value given).
     pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// True when the JSON is not the provider's shape: a missing field, a
-    /// field of the wrong type, or a value of another provider altogether.
-    pub fn is_shape(&self) -> bool {
-        self.kind == ErrorKind::Shape
-    }
-
-    /// True for a well-formed call gate cannot run: a kind of tool that takes
-    /// no JSON arguments (OpenAI custom tools).
-    pub fn is_unsupported(&self) -> bool {
-        self.kind == ErrorKind::Unsupported
-    }
-}
-
-impl fmt::Display for ProviderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ErrorKind::Shape => write!(f, "{}: {}: expected {}", self.provider, self.path, self.detail),
-            ErrorKind::Unsupported => write!(
-                f,
-                "{}: {}: {} cannot be run by gate",
-                self.provider, self.path, self.detail
-            ),
+        match &self.inner.kind {
+            ErrorKind::Shape { path, .. } | ErrorKind::Unsupported { path, .. } => path,
         }
     }
 }
-
-impl std::error::Error for ProviderError {}
 
 /// Reading one provider's JSON, with the paths its errors name.
 #[derive(Clone, Copy)]

@@ -6,7 +6,6 @@
 //! known when it was built. [`GateError`] says which of these happened, as
 //! predicates (hyper style), with the underlying error behind `source()`.
 
-use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -37,30 +36,32 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest tool timeout accepted, from the builder or a tool: 24 hours.
 pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    InvalidSchema,
-    InvalidStoreUrl,
-    StoreUnavailable,
-    Store,
-    InvalidSetting,
-}
-
-/// Why a gate could not be built.
-///
-/// Branch on the predicates; the message names the tool, the store or the
-/// setting, and `source()` holds the underlying error.
-pub struct GateError {
-    kind: Kind,
-    message: String,
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+gate_error::opaque_error! {
+    /// Why a gate could not be built.
+    ///
+    /// Branch on the predicates; the message names the tool, the store or the
+    /// setting, and `source()` holds the underlying error.
+    pub struct GateError(Box<GateErrorImpl>);
+    enum Kind {
+        /// A tool's input schema cannot be compiled into a validator.
+        InvalidSchema => is_invalid_schema,
+        /// The store URL is not one gate understands (`memory:`, `sqlite:PATH`,
+        /// `postgres://…`), or names a store whose cargo feature (`sqlite`,
+        /// `postgres`) this build leaves out.
+        InvalidStoreUrl => is_invalid_store_url,
+        /// The store could not be reached (a database that refuses connections,
+        /// a file that cannot be opened); trying again later may work.
+        StoreUnavailable => is_store_unavailable,
+        /// The store was reached but cannot be used (a corrupt or newer schema,
+        /// a bad schema name).
+        Store => is_store,
+        /// A builder setting is out of its documented range, or the default
+        /// sanitizer could not be built.
+        InvalidSetting => is_invalid_setting,
+    }
 }
 
 impl GateError {
-    fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        GateError { kind, message, source }
-    }
-
     fn store(url: &str, e: LedgerError) -> Self {
         let kind = if e.is_invalid_url() {
             Kind::InvalidStoreUrl
@@ -70,58 +71,6 @@ impl GateError {
             Kind::Store
         };
         GateError::new(kind, format!("cannot open the store `{url}`: {e}"), Some(Box::new(e)))
-    }
-
-    /// A tool's input schema cannot be compiled into a validator.
-    pub fn is_invalid_schema(&self) -> bool {
-        self.kind == Kind::InvalidSchema
-    }
-
-    /// The store URL is not one gate understands (`memory:`, `sqlite:PATH`,
-    /// `postgres://…`), or names a store whose cargo feature (`sqlite`,
-    /// `postgres`) this build leaves out.
-    pub fn is_invalid_store_url(&self) -> bool {
-        self.kind == Kind::InvalidStoreUrl
-    }
-
-    /// The store could not be reached (a database that refuses connections,
-    /// a file that cannot be opened); trying again later may work.
-    pub fn is_store_unavailable(&self) -> bool {
-        self.kind == Kind::StoreUnavailable
-    }
-
-    /// The store was reached but cannot be used (a corrupt or newer schema,
-    /// a bad schema name).
-    pub fn is_store(&self) -> bool {
-        self.kind == Kind::Store
-    }
-
-    /// A builder setting is out of its documented range, or the default
-    /// sanitizer could not be built.
-    pub fn is_invalid_setting(&self) -> bool {
-        self.kind == Kind::InvalidSetting
-    }
-}
-
-impl fmt::Debug for GateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GateError")
-            .field("kind", &self.kind)
-            .field("message", &self.message)
-            .field("source", &self.source)
-            .finish()
-    }
-}
-
-impl fmt::Display for GateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for GateError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_deref().map(|s| s as &(dyn std::error::Error + 'static))
     }
 }
 
