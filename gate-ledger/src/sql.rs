@@ -1296,8 +1296,9 @@ impl SqliteBackend {
         Ok(me)
     }
 
-    /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them
-    /// (for tests and `gate check`).
+    /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them,
+    /// for [`Store::sqlite_pragmas`](crate::Store::sqlite_pragmas) (which the
+    /// conformance suite checks).
     pub(crate) async fn pragmas(&self) -> Res<(String, i64)> {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?;
         let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&self.pool).await?;
