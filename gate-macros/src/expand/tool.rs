@@ -113,9 +113,9 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     let tool_ident = tool_struct_ident(target);
     let args_ident = args_struct_ident(target);
     let name = tool_name(attrs, target);
-    // The argument struct is generic over its field types, so its derived
-    // impls cannot fail; it is named as `Args<<T as ToolArg>::Checked, …>`
-    // only in `MacroTool::Args`. A type that is not a valid argument fails
+    // The argument struct is generic over its field types, so its
+    // `Deserialize` and `JsonSchema` impls cannot fail; it is named as
+    // `Args<<T as ToolArg>::Checked, …>` only in `MacroTool::Args`. A type that is not a valid argument fails
     // there, once, in `ValidArg`'s words, and becomes an error type that
     // silences every use in the generic `Tool` impl.
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
