@@ -173,7 +173,8 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// Rules every dialect shares (provider-schemas.md §0 and §9.3).
+/// Rules every dialect shares: an object at the root, no `$schema`, only
+/// standard formats (and Gemini's `enum`), and `items` on every array.
 fn common_rules(schema: &Value, dialect: Dialect) {
     assert_eq!(
         schema["type"],

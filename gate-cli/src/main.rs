@@ -1,10 +1,12 @@
 //! The `gate` command: provider manifests, argument checks, sanitizing, the
 //! cost model, transcript replay, reconciliation and reports.
 //!
-//! Each subcommand is a thin shell over a library function, so everything it
-//! does is also available (and tested) as an API. Exit status: 0 success, 1 a
-//! negative result (a manifest that cannot be expressed, a rejected call), 2
-//! bad input to the command itself.
+//! Most of a subcommand's work is a library function, available (and tested)
+//! as an API; `gate replay`'s reading of provider transcripts and of
+//! unlabelled errors (`replay/`) and `gate report --html`'s page
+//! (`html_report/`) are this crate's own, tested in its tests. Exit status:
+//! 0 success, 1 a negative result (a manifest that cannot be expressed, a
+//! rejected call), 2 bad input to the command itself.
 #![forbid(unsafe_code)]
 
 /// `println!` for the command's output: a reader that went away (`gate

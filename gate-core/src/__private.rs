@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use crate::tool::MacroSpec;
 pub use crate::validate::{Rejection, Validator};
 pub use crate::{Ctx, Effects, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec, Toolbox};
 pub use schemars;
@@ -482,7 +483,7 @@ impl<T: MacroTool> Tool for T {
         T::spec_cell().get_or_init(|| {
             let mut schema = args_schema::<T::Args>();
             T::add_defaults(&mut schema);
-            spec(T::SPEC, schema).with_output_schema(T::output_schema())
+            ToolSpec::from_macro(T::SPEC, schema).with_output_schema(T::output_schema())
         })
     }
 
@@ -503,48 +504,6 @@ impl<T: MacroTool> Tool for T {
     ) -> Option<Result<crate::PreparedCall<'a>, crate::validate::Rejection>> {
         Some(validator.parse::<T::Args>(arguments).map(|args| self.run(args)))
     }
-}
-
-/// Everything `#[tool]` knows at compile time.
-pub struct MacroSpec<'a> {
-    /// Tool name.
-    pub name: &'static str,
-    /// Description (doc comment or `description = …`).
-    pub description: &'static str,
-    /// Optional title.
-    pub title: Option<&'static str>,
-    /// Declared effects.
-    pub effects: Effects,
-    /// Declared scopes.
-    pub scopes: &'a [&'static str],
-    /// Discovery tool.
-    pub discovery: Option<&'static str>,
-    /// Widen hint.
-    pub widen: Option<&'static str>,
-    /// JSON names of `#[arg(key)]` parameters.
-    pub key_args: &'a [&'static str],
-    /// `timeout = "…"`, in milliseconds (checked non-zero by the macro).
-    pub timeout_ms: Option<u64>,
-    /// `module::path::fn_name`.
-    pub origin: &'static str,
-}
-
-/// Builds the spec of a macro tool. The macro has already checked every rule
-/// `ToolSpec::new` would, at compile time.
-fn spec(parts: MacroSpec<'_>, input_schema: Value) -> ToolSpec {
-    ToolSpec::from_parts(
-        parts.name.to_owned(),
-        parts.title.map(str::to_owned),
-        parts.description.to_owned(),
-        parts.effects,
-        parts.scopes.iter().map(|s| (*s).to_owned()).collect(),
-        parts.discovery.map(str::to_owned),
-        parts.widen.map(str::to_owned),
-        input_schema,
-        parts.key_args.iter().map(|s| (*s).to_owned()).collect(),
-        parts.timeout_ms.map(std::time::Duration::from_millis),
-        format!("`{}`", parts.origin),
-    )
 }
 
 /// What `toolbox!` asks of each entry: a `#[tool]` function's hidden struct,

@@ -174,6 +174,32 @@ pub struct ToolSpec {
     origin: String,
 }
 
+/// Everything `#[tool]` knows at compile time: the generated code fills it
+/// by name (as `::gate::__private::MacroSpec`), and the tool's [`ToolSpec`]
+/// is built from it and the argument schema on first use.
+pub struct MacroSpec<'a> {
+    /// Tool name.
+    pub name: &'static str,
+    /// Description (doc comment or `description = …`).
+    pub description: &'static str,
+    /// Optional title.
+    pub title: Option<&'static str>,
+    /// Declared effects.
+    pub effects: Effects,
+    /// Declared scopes.
+    pub scopes: &'a [&'static str],
+    /// Discovery tool.
+    pub discovery: Option<&'static str>,
+    /// Widen hint.
+    pub widen: Option<&'static str>,
+    /// JSON names of `#[arg(key)]` parameters.
+    pub key_args: &'a [&'static str],
+    /// `timeout = "…"`, in milliseconds (checked non-zero by the macro).
+    pub timeout_ms: Option<u64>,
+    /// `module::path::fn_name`.
+    pub origin: &'static str,
+}
+
 /// Why a [`ToolSpec`] could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("tool `{tool}`: {problem}")]
@@ -253,34 +279,22 @@ impl ToolSpec {
         })
     }
 
-    /// A spec whose rules were checked at compile time by `#[tool]`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn from_parts(
-        name: String,
-        title: Option<String>,
-        description: String,
-        effects: Effects,
-        scopes: Vec<String>,
-        discovery: Option<String>,
-        widen: Option<String>,
-        input_schema: Value,
-        key_args: Vec<String>,
-        timeout: Option<Duration>,
-        origin: String,
-    ) -> Self {
+    /// The spec of a `#[tool]`, whose rules the macro checked at compile
+    /// time (every rule [`ToolSpec::new`] would), with its argument schema.
+    pub(crate) fn from_macro(spec: MacroSpec<'_>, input_schema: Value) -> Self {
         ToolSpec {
-            name: name.into(),
-            title,
-            description,
-            effects,
-            scopes,
-            discovery,
-            widen,
+            name: spec.name.into(),
+            title: spec.title.map(str::to_owned),
+            description: spec.description.to_owned(),
+            effects: spec.effects,
+            scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
+            discovery: spec.discovery.map(str::to_owned),
+            widen: spec.widen.map(str::to_owned),
             input_schema,
             output_schema: None,
-            key_args,
-            timeout,
-            origin,
+            key_args: spec.key_args.iter().map(|s| (*s).to_owned()).collect(),
+            timeout: spec.timeout_ms.map(Duration::from_millis),
+            origin: format!("`{}`", spec.origin),
         }
     }
 

@@ -222,6 +222,8 @@ struct Statements {
     lock_window: String,
     insert_window: String,
     update_window: String,
+    /// Records that a schema migration was applied.
+    record_schema_version: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,6 +370,7 @@ impl Statements {
             update_window: "UPDATE gate_token_windows SET slots = $3, updated_at = $4 \
                  WHERE user_id = $1 AND bucket_ms = $2"
                 .to_owned(),
+            record_schema_version: "INSERT INTO gate_schema (version) VALUES ($1)".to_owned(),
         };
         match d {
             Dialect::Postgres => s,
@@ -398,6 +401,7 @@ impl Statements {
                 lock_window: to_sqlite(&s.lock_window),
                 insert_window: to_sqlite(&s.insert_window),
                 update_window: to_sqlite(&s.update_window),
+                record_schema_version: to_sqlite(&s.record_schema_version),
             },
         }
     }
@@ -736,6 +740,40 @@ macro_rules! sql_backend {
                     Some(m) => Some(m.lock().await),
                     None => None,
                 }
+            }
+
+            /// Brings the schema up to date in one transaction, opened as
+            /// every write transaction is (`BEGIN IMMEDIATE` takes SQLite's
+            /// write lock up front, so processes opening the same new file at
+            /// once migrate one after the other instead of failing on a lock
+            /// upgrade): each migration newer than the recorded version is
+            /// applied, in order, and recorded.
+            async fn migrate(&self) -> Res<()> {
+                let dialect = self.sql.dialect;
+                let mut tx = self.pool.begin_with($begin).await?;
+                if let Some(lock) = migration_lock(dialect) {
+                    sqlx::query(lock).execute(&mut *tx).await?;
+                }
+                sqlx::query("CREATE TABLE IF NOT EXISTS gate_schema (version BIGINT NOT NULL)")
+                    .execute(&mut *tx)
+                    .await?;
+                let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
+                    .fetch_one(&mut *tx)
+                    .await?;
+                for (version, stmts) in MIGRATIONS {
+                    if current.is_some_and(|c| c >= *version) {
+                        continue;
+                    }
+                    for s in *stmts {
+                        sqlx::query(&migration_sql(s, dialect)).execute(&mut *tx).await?;
+                    }
+                    sqlx::query(&self.sql.record_schema_version)
+                        .bind(version)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                Ok(())
             }
 
             fn decode(row: &$row) -> Res<LedgerRecord> {
@@ -1210,6 +1248,17 @@ fn migration_sql(stmt: &str, d: Dialect) -> String {
     stmt.replace("{seq}", seq)
 }
 
+/// What a migration runs before anything else: PostgreSQL serialises
+/// concurrent first opens with an advisory lock (DDL is transactional
+/// there); SQLite's transaction holds the file's write lock already.
+fn migration_lock(d: Dialect) -> Option<&'static str> {
+    match d {
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite => None,
+        Dialect::Postgres => Some("SELECT pg_advisory_xact_lock(7061746500)"),
+    }
+}
+
 /// Options for the SQL stores.
 #[derive(Clone, Debug)]
 pub(crate) struct SqlOptions {
@@ -1247,37 +1296,9 @@ impl SqliteBackend {
         Ok(me)
     }
 
-    async fn migrate(&self) -> Res<()> {
-        // BEGIN IMMEDIATE takes the write lock up front, so processes opening
-        // the same new file at once migrate one after the other instead of
-        // failing on a lock upgrade.
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("CREATE TABLE IF NOT EXISTS gate_schema (version BIGINT NOT NULL)")
-            .execute(&mut *tx)
-            .await?;
-        let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
-            .fetch_one(&mut *tx)
-            .await?;
-        for (version, stmts) in MIGRATIONS {
-            if current.is_some_and(|c| c >= *version) {
-                continue;
-            }
-            for s in *stmts {
-                sqlx::query(&migration_sql(s, Dialect::Sqlite))
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            sqlx::query("INSERT INTO gate_schema (version) VALUES (?1)")
-                .bind(version)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them
-    /// (for tests and `gate check`).
+    /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them,
+    /// for [`Store::sqlite_pragmas`](crate::Store::sqlite_pragmas) (which the
+    /// conformance suite checks).
     pub(crate) async fn pragmas(&self) -> Res<(String, i64)> {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?;
         let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&self.pool).await?;
@@ -1337,36 +1358,6 @@ impl PgBackend {
         };
         me.migrate().await?;
         Ok(me)
-    }
-
-    async fn migrate(&self) -> Res<()> {
-        let mut tx = self.pool.begin().await?;
-        // Serialises concurrent first opens; DDL is transactional in PostgreSQL.
-        sqlx::query("SELECT pg_advisory_xact_lock(7061746500)")
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("CREATE TABLE IF NOT EXISTS gate_schema (version BIGINT NOT NULL)")
-            .execute(&mut *tx)
-            .await?;
-        let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM gate_schema")
-            .fetch_one(&mut *tx)
-            .await?;
-        for (version, stmts) in MIGRATIONS {
-            if current.is_some_and(|c| c >= *version) {
-                continue;
-            }
-            for s in *stmts {
-                sqlx::query(&migration_sql(s, Dialect::Postgres))
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            sqlx::query("INSERT INTO gate_schema (version) VALUES ($1)")
-                .bind(version)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
     }
 
     /// Drops the schema `name` and everything in it (test clean-up).

@@ -1,7 +1,8 @@
 //! The ledger conformance suite: every case runs against memory, SQLite and
 //! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the three stores are held
-//! to one behaviour (a store whose cargo feature is off is left out). Case names carry the L-number of the reference test list
-//! (shared/reference/ledger-budgets-sanitizer.md §5) they cover.
+//! to one behaviour (a store whose cargo feature is off is left out). A
+//! case's number (`l01_…` is L1) names the property it checks, which the
+//! comment above the case states.
 
 #[macro_use]
 mod common;

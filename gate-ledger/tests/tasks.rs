@@ -1,7 +1,8 @@
 //! The task store's conformance suite: task state, failed tasks, reopening,
 //! and the per-user token windows, against memory, SQLite and PostgreSQL
-//! (when `GATE_POSTGRES_URL` is set). B3 and B13 of the reference test list
-//! are the window cases.
+//! (when `GATE_POSTGRES_URL` is set). The window cases are B3 and B13,
+//! numbered with gate-budget's budget cases (the comment above each states
+//! it).
 
 #[macro_use]
 mod common;

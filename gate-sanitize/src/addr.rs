@@ -9,7 +9,34 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::Category;
-use crate::engine::{Cand, Engine, KIND_HOST, KIND_IP, cand};
+use crate::candidate::{Cand, KIND_HOST, KIND_IP, cand};
+
+/// The hosts a builder allow-listed, lowercased: `.example.corp` allows
+/// every host under `example.corp`.
+pub(crate) struct AllowedHosts(Vec<String>);
+
+impl AllowedHosts {
+    /// The allow-list of `hosts`, as the builder recorded them.
+    pub(crate) fn new(hosts: &[String]) -> AllowedHosts {
+        AllowedHosts(hosts.iter().map(|h| h.to_ascii_lowercase()).collect())
+    }
+
+    /// Whether `host` (no port) is allow-listed.
+    pub(crate) fn contains(&self, host: &str) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let lower = host.to_ascii_lowercase();
+        self.0.iter().any(|a| {
+            if let Some(suffix) = a.strip_prefix('.') {
+                lower == suffix || lower.ends_with(a.as_str())
+            } else {
+                lower == *a
+            }
+        })
+    }
+}
 
 /// Literal starts of internal IPv4 addresses.
 pub(crate) const IPV4_ANCHORS: &[&str] = &["10.", "127.", "172.1", "172.2", "172.3", "192.168.", "169.254.", "100."];
@@ -70,7 +97,7 @@ pub(crate) fn internal_v6(ip: Ipv6Addr) -> bool {
 }
 
 /// An IPv4 candidate starting at `start`.
-pub(crate) fn ipv4_at(engine: &Engine, text: &str, start: usize, cands: &mut Vec<Cand>) {
+pub(crate) fn ipv4_at(allowed: &AllowedHosts, text: &str, start: usize, cands: &mut Vec<Cand>) {
     let bytes = text.as_bytes();
     if start > 0 {
         let p = bytes[start - 1];
@@ -98,7 +125,7 @@ pub(crate) fn ipv4_at(engine: &Engine, text: &str, start: usize, cands: &mut Vec
     let Ok(ip) = text[start..end].parse::<Ipv4Addr>() else {
         return;
     };
-    if !internal_v4(ip) || engine.host_allowed(&text[start..end]) {
+    if !internal_v4(ip) || allowed.contains(&text[start..end]) {
         return;
     }
     let end = port_end(bytes, end);
@@ -111,7 +138,7 @@ fn is_v6_byte(b: u8) -> bool {
 
 /// An IPv6 candidate around an anchor at `at`; returns how far the text
 /// has been examined, so hits inside the same run are skipped.
-pub(crate) fn ipv6_at(engine: &Engine, text: &str, at: usize, cands: &mut Vec<Cand>) -> usize {
+pub(crate) fn ipv6_at(allowed: &AllowedHosts, text: &str, at: usize, cands: &mut Vec<Cand>) -> usize {
     let bytes = text.as_bytes();
     let mut s = at;
     while s > 0 && at - s < 64 && is_v6_byte(bytes[s - 1]) {
@@ -155,7 +182,7 @@ pub(crate) fn ipv6_at(engine: &Engine, text: &str, at: usize, cands: &mut Vec<Ca
     if end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
         return examined;
     }
-    if !internal_v6(ip) || engine.host_allowed(candidate) {
+    if !internal_v6(ip) || allowed.contains(candidate) {
         return examined;
     }
     if start > 0 && bytes[start - 1] == b'[' && end < bytes.len() && bytes[end] == b']' {
@@ -170,7 +197,7 @@ pub(crate) fn ipv6_at(engine: &Engine, text: &str, at: usize, cands: &mut Vec<Ca
 /// `floor` is where the previous hostname ended, so backward scans never
 /// overlap. Returns the end of an accepted hostname.
 pub(crate) fn host_suffix_at(
-    engine: &Engine,
+    allowed: &AllowedHosts,
     text: &str,
     dot: usize,
     suffix_end: usize,
@@ -200,7 +227,7 @@ pub(crate) fn host_suffix_at(
     if s == dot || (s > 0 && is_host_byte(bytes[s - 1]) && bytes[s - 1] != b'.') {
         return None;
     }
-    if engine.host_allowed(&text[s..suffix_end]) {
+    if allowed.contains(&text[s..suffix_end]) {
         return None;
     }
     let end = port_end(bytes, suffix_end);
@@ -209,7 +236,7 @@ pub(crate) fn host_suffix_at(
 }
 
 /// The literal `localhost` as a whole host name.
-pub(crate) fn localhost_at(engine: &Engine, text: &str, start: usize, end: usize, cands: &mut Vec<Cand>) {
+pub(crate) fn localhost_at(allowed: &AllowedHosts, text: &str, start: usize, end: usize, cands: &mut Vec<Cand>) {
     let bytes = text.as_bytes();
     if start > 0 && is_host_byte(bytes[start - 1]) {
         return;
@@ -217,7 +244,7 @@ pub(crate) fn localhost_at(engine: &Engine, text: &str, start: usize, end: usize
     if end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'-' || bytes[end] == b'_') {
         return;
     }
-    if engine.host_allowed(&text[start..end]) {
+    if allowed.contains(&text[start..end]) {
         return;
     }
     let end = port_end(bytes, end);
@@ -228,7 +255,7 @@ pub(crate) fn localhost_at(engine: &Engine, text: &str, start: usize, end: usize
 /// label (`http://db:5432/`, `redis://cache/`): such a name only resolves
 /// through a private resolver. Dotted hosts and IPs are left to the other
 /// detectors.
-pub(crate) fn url_host_at(engine: &Engine, text: &str, after: usize, cands: &mut Vec<Cand>) {
+pub(crate) fn url_host_at(allowed: &AllowedHosts, text: &str, after: usize, cands: &mut Vec<Cand>) {
     let bytes = text.as_bytes();
     let lim = (after + 512).min(bytes.len());
     let mut auth_end = after;
@@ -256,7 +283,7 @@ pub(crate) fn url_host_at(engine: &Engine, text: &str, after: usize, cands: &mut
     let host = &text[host_start..host_end];
     if host.bytes().all(|b| b.is_ascii_digit())
         || host.eq_ignore_ascii_case("localhost")
-        || engine.host_allowed(host)
+        || allowed.contains(host)
         || host.parse::<IpAddr>().is_ok()
     {
         return;

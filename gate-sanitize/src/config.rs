@@ -5,9 +5,8 @@
 //! placeholders, a cap too small for the truncation marker) is reported by
 //! [`SanitizerBuilder::build`], so a sanitizer that exists always works.
 
-use crate::engine::{self, Engine};
+use crate::kinds::builtin_category;
 use crate::{DEFAULT_ECHO_MIN_CHARS, DEFAULT_MAX_LEN, MIN_MAX_LEN, Sanitizer};
-use std::sync::Arc;
 
 /// Why a sanitizer configuration was refused.
 #[derive(Debug, thiserror::Error)]
@@ -175,7 +174,7 @@ impl SanitizerBuilder {
             return Err(SanitizerConfigError::EchoMinZero);
         }
         for kind in &self.disabled {
-            if engine::builtin_category(kind).is_none() {
+            if builtin_category(kind).is_none() {
                 return Err(SanitizerConfigError::UnknownKind { kind: kind.clone() });
             }
         }
@@ -184,10 +183,7 @@ impl SanitizerBuilder {
                 return Err(SanitizerConfigError::InvalidHost { host: host.clone() });
             }
         }
-        let engine = Engine::build(&self)?;
-        Ok(Sanitizer {
-            inner: Arc::new(engine),
-        })
+        Sanitizer::compile(&self)
     }
 }
 

@@ -19,7 +19,7 @@
 //! passes are linear, and text with neither costs one byte scan.
 
 use crate::Category;
-use crate::engine::{Cand, Engine};
+use crate::candidate::Cand;
 use crate::tokens::base64url_decode;
 
 /// The shortest base64 run worth decoding: 18 decoded bytes, enough for
@@ -39,7 +39,7 @@ fn is_zero_width(c: char) -> bool {
 
 /// Adds what the detectors find in `text` once its zero-width characters
 /// are dropped.
-pub(crate) fn zero_width(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
+pub(crate) fn zero_width(detect_plain: impl Fn(&str) -> Vec<Cand>, text: &str, cands: &mut Vec<Cand>) {
     // Every zero-width character starts with one of these bytes.
     if !text.bytes().any(|b| matches!(b, 0xC2 | 0xE2 | 0xEF)) || !text.chars().any(is_zero_width) {
         return;
@@ -53,7 +53,7 @@ pub(crate) fn zero_width(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
             map.extend(i..i + c.len_utf8());
         }
     }
-    for c in engine.detect_plain(&stripped) {
+    for c in detect_plain(&stripped) {
         if c.start >= c.end || c.end > map.len() {
             continue;
         }
@@ -71,7 +71,7 @@ fn is_base64(b: u8) -> bool {
 
 /// Adds a candidate for every base64 run whose decoded text holds a
 /// secret or an instruction.
-pub(crate) fn base64(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
+pub(crate) fn base64(detect_plain: impl Fn(&str) -> Vec<Cand>, text: &str, cands: &mut Vec<Cand>) {
     // Most results (a number, a short word) cannot hold a run that long.
     if text.len() < MIN_BASE64 {
         return;
@@ -96,7 +96,7 @@ pub(crate) fn base64(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
             i = end.max(i);
             continue;
         }
-        if let Some(kind) = hidden_finding(engine, &text[start..i]) {
+        if let Some(kind) = hidden_finding(&detect_plain, &text[start..i]) {
             cands.push(Cand { start, end, ..kind });
         }
         i = end.max(i);
@@ -105,7 +105,7 @@ pub(crate) fn base64(engine: &Engine, text: &str, cands: &mut Vec<Cand>) {
 
 /// The first secret or instruction in the decoded text of `run`, if it
 /// decodes to printable UTF-8.
-fn hidden_finding(engine: &Engine, run: &str) -> Option<Cand> {
+fn hidden_finding(detect_plain: impl Fn(&str) -> Vec<Cand>, run: &str) -> Option<Cand> {
     // Mixed letters and digits: a long word or a path segment is not base64.
     let b = run.as_bytes();
     if !(b.iter().any(u8::is_ascii_digit) || b.iter().any(|&c| matches!(c, b'+' | b'/')))
@@ -122,8 +122,7 @@ fn hidden_finding(engine: &Engine, run: &str) -> Option<Cand> {
     {
         return None;
     }
-    engine
-        .detect_plain(&decoded)
+    detect_plain(&decoded)
         .into_iter()
         .find(|c| matches!(c.category, Category::Secret | Category::Instruction))
 }

@@ -7,12 +7,17 @@
 //! makes clean text cheap and keeps every path linear.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
+use crate::boundary::{floor_boundary, is_word};
+use crate::candidate::{
+    Cand, KIND_ECHO, KIND_HOST, KIND_INSTRUCTION, KIND_IP, KIND_PRIVATE_KEY, KIND_QUOTED, KIND_STACK, KIND_TRUNCATED,
+    cand,
+};
 use crate::config::{SanitizerBuilder, SanitizerConfigError, valid_kind_name};
+use crate::kinds::{builtin_category, builtin_kinds};
 use crate::render::{self, redacted};
 use crate::rules::{Back, Check, SECRET_RULES};
 use crate::{
@@ -21,67 +26,12 @@ use crate::{
 };
 use crate::{addr, disguise, gitleaks, quoted, reflect, stack, tokens};
 
-/// Kind of a PEM private key block.
-pub(crate) const KIND_PRIVATE_KEY: &str = "private-key";
-/// Kind of a stack trace.
-pub(crate) const KIND_STACK: &str = "stack-trace";
-/// Kind of a private IP address.
-pub(crate) const KIND_IP: &str = "internal-ip";
-/// Kind of an internal hostname.
-pub(crate) const KIND_HOST: &str = "internal-hostname";
-/// Kind of instruction-like text.
-pub(crate) const KIND_INSTRUCTION: &str = "instruction";
-/// Kind of an echoed argument.
-pub(crate) const KIND_ECHO: &str = "echoed-argument";
-/// Kind of long quoted free text.
-pub(crate) const KIND_QUOTED: &str = "quoted-text";
-/// Kind of the truncated tail.
-pub(crate) const KIND_TRUNCATED: &str = "truncated";
-
-/// Non-table kinds that can be switched off, with their category.
-const OTHER_KINDS: &[(&str, Category)] = &[
-    (KIND_PRIVATE_KEY, Category::Secret),
-    (KIND_STACK, Category::StackTrace),
-    (KIND_IP, Category::InternalAddress),
-    (KIND_HOST, Category::InternalAddress),
-    (KIND_INSTRUCTION, Category::Instruction),
-    (KIND_ECHO, Category::Reflected),
-    (KIND_QUOTED, Category::Reflected),
-];
-
 /// Bytes after a match start that an anchored secret regex may look at.
 const SECRET_WINDOW: usize = 16 * 1024;
 
 /// Re-scans of the output after the first; each must remove more of the
 /// original than the last, and real text converges in one.
 const MAX_PASSES: usize = 4;
-
-/// The gitleaks rules the engine runs: all but those a gate detector
-/// supersedes.
-fn gitleaks_kinds() -> impl Iterator<Item = &'static str> {
-    gitleaks::RULES
-        .iter()
-        .map(|r| r.id)
-        .filter(|id| !gitleaks::SUPERSEDED.contains(id))
-}
-
-pub(crate) fn builtin_kinds() -> Vec<&'static str> {
-    let mut kinds: Vec<&'static str> = SECRET_RULES.iter().map(|r| r.kind).collect();
-    for k in gitleaks_kinds() {
-        if !kinds.contains(&k) {
-            kinds.push(k);
-        }
-    }
-    kinds.extend(OTHER_KINDS.iter().map(|(k, _)| *k));
-    kinds
-}
-
-pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
-    if SECRET_RULES.iter().any(|r| r.kind == kind) || gitleaks_kinds().any(|k| k == kind) {
-        return Some(Category::Secret);
-    }
-    OTHER_KINDS.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
-}
 
 /// What an anchor hit asks for.
 #[derive(Clone, Copy, Debug)]
@@ -244,7 +194,7 @@ pub(crate) struct Engine {
     /// How many gitleaks rules are on.
     gitleaks_count: usize,
     custom: Vec<CustomRule>,
-    allow_hosts: Vec<String>,
+    allow_hosts: addr::AllowedHosts,
     enabled: Enabled,
     stack: stack::StackRules,
     reflect: reflect::ReflectRules,
@@ -252,15 +202,6 @@ pub(crate) struct Engine {
     pem_footer: Regex,
     pub(crate) max_len: usize,
     echo_min_chars: usize,
-}
-
-/// A candidate removal before overlaps are resolved.
-#[derive(Clone, Debug)]
-pub(crate) struct Cand {
-    pub start: usize,
-    pub end: usize,
-    pub kind: Cow<'static, str>,
-    pub category: Category,
 }
 
 impl Engine {
@@ -455,7 +396,7 @@ impl Engine {
             gitleaks: gitleaks::Rules::new(),
             gitleaks_count,
             custom,
-            allow_hosts: cfg.allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+            allow_hosts: addr::AllowedHosts::new(&cfg.allow_hosts),
             enabled,
             stack,
             reflect,
@@ -463,22 +404,6 @@ impl Engine {
             pem_footer,
             max_len: cfg.max_len,
             echo_min_chars: cfg.echo_min_chars,
-        })
-    }
-
-    /// Whether `host` (no port) is allow-listed.
-    pub(crate) fn host_allowed(&self, host: &str) -> bool {
-        if self.allow_hosts.is_empty() {
-            return false;
-        }
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let lower = host.to_ascii_lowercase();
-        self.allow_hosts.iter().any(|a| {
-            if let Some(suffix) = a.strip_prefix('.') {
-                lower == suffix || lower.ends_with(a.as_str())
-            } else {
-                lower == *a
-            }
         })
     }
 
@@ -532,8 +457,9 @@ impl Engine {
     /// `disguise`).
     fn detect(&self, text: &str) -> Vec<Cand> {
         let mut cands = self.detect_plain(text);
-        disguise::zero_width(self, text, &mut cands);
-        disguise::base64(self, text, &mut cands);
+        let detect_plain = |t: &str| self.detect_plain(t);
+        disguise::zero_width(detect_plain, text, &mut cands);
+        disguise::base64(detect_plain, text, &mut cands);
         cands
     }
 
@@ -599,19 +525,21 @@ impl Engine {
                             st.stack_done = self.stack.scan(text, start, st.stack_done, &mut cands);
                         }
                     }
-                    Action::Ipv4 => addr::ipv4_at(self, text, start, &mut cands),
+                    Action::Ipv4 => addr::ipv4_at(&self.allow_hosts, text, start, &mut cands),
                     Action::Ipv6 => {
                         if start >= st.v6_done {
-                            st.v6_done = addr::ipv6_at(self, text, start, &mut cands);
+                            st.v6_done = addr::ipv6_at(&self.allow_hosts, text, start, &mut cands);
                         }
                     }
                     Action::HostSuffix => {
-                        if let Some(e) = addr::host_suffix_at(self, text, start, end, st.host_done, &mut cands) {
+                        if let Some(e) =
+                            addr::host_suffix_at(&self.allow_hosts, text, start, end, st.host_done, &mut cands)
+                        {
                             st.host_done = e;
                         }
                     }
-                    Action::Localhost => addr::localhost_at(self, text, start, end, &mut cands),
-                    Action::UrlHost => addr::url_host_at(self, text, end, &mut cands),
+                    Action::Localhost => addr::localhost_at(&self.allow_hosts, text, start, end, &mut cands),
+                    Action::UrlHost => addr::url_host_at(&self.allow_hosts, text, end, &mut cands),
                     Action::Quote(i) => quoted::quote_at(text, start, end, i, &mut st.quotes, &mut cands),
                     Action::Instruction(kind) => {
                         if start >= st.instr_done
@@ -871,36 +799,10 @@ struct ScanState {
     quotes: quoted::QuoteState,
 }
 
-pub(crate) fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// The largest char boundary of `s` not above `i`.
-pub(crate) fn floor_boundary(s: &str, i: usize) -> usize {
-    if i >= s.len() {
-        return s.len();
-    }
-    let mut i = i;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 /// The rule table writes `\b`; the ASCII form lets the lazy DFA run on
 /// any input instead of falling back to a slower engine on non-ASCII text.
 fn ascii_boundaries(p: &str) -> String {
     p.replace(r"\b", r"(?-u:\b)")
-}
-
-/// A candidate with a built-in kind, as the detectors produce them.
-pub(crate) fn cand(range: Range<usize>, kind: &'static str, category: Category) -> Cand {
-    Cand {
-        start: range.start,
-        end: range.end,
-        kind: Cow::Borrowed(kind),
-        category,
-    }
 }
 
 #[cfg(test)]

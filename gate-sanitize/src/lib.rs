@@ -76,10 +76,13 @@
 mod addr;
 #[doc(hidden)]
 pub mod baseline;
+mod boundary;
+mod candidate;
 mod config;
 mod disguise;
 mod engine;
 mod gitleaks;
+mod kinds;
 mod quoted;
 mod reflect;
 mod render;
@@ -247,6 +250,13 @@ impl Default for Sanitizer {
 }
 
 impl Sanitizer {
+    /// Compiles a configuration [`SanitizerBuilder::build`] has checked.
+    fn compile(cfg: &SanitizerBuilder) -> Result<Sanitizer, SanitizerConfigError> {
+        Ok(Sanitizer {
+            inner: Arc::new(engine::Engine::build(cfg)?),
+        })
+    }
+
     /// A builder for a configured sanitizer; see [`SanitizerBuilder`].
     pub fn builder() -> SanitizerBuilder {
         SanitizerBuilder::new()
@@ -284,11 +294,11 @@ impl Sanitizer {
     /// Every built-in kind this sanitizer can report, including switched-off
     /// ones; the names accepted by [`SanitizerBuilder::disable`].
     pub fn builtin_kinds() -> Vec<&'static str> {
-        engine::builtin_kinds()
+        kinds::builtin_kinds()
     }
 
     /// The category of a built-in kind, or `None` if `kind` is not one.
     pub fn builtin_category(kind: &str) -> Option<Category> {
-        engine::builtin_category(kind)
+        kinds::builtin_category(kind)
     }
 }

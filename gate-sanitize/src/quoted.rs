@@ -15,7 +15,8 @@
 //! for a closer, so every byte is looked at a bounded number of times.
 
 use crate::Category;
-use crate::engine::{Cand, KIND_QUOTED, cand};
+use crate::boundary::floor_boundary;
+use crate::candidate::{Cand, KIND_QUOTED, cand};
 
 /// Literal anchors: every opening quote.
 pub(crate) const ANCHORS: &[&str] = &["\"", "'", "`", "\u{201c}", "\u{2018}", "\u{ab}"];
@@ -110,7 +111,7 @@ pub(crate) fn quote_at(text: &str, start: usize, end: usize, kind: usize, st: &m
     }
     let close = closer_of(opener);
     let content = end;
-    let reach = crate::engine::floor_boundary(text, content.saturating_add(MAX_QUOTE));
+    let reach = floor_boundary(text, content.saturating_add(MAX_QUOTE));
     let limit = text[content..reach].find('\n').map_or(reach, |i| content + i);
     let search = &mut st.searches[kind];
     let found = if content >= search.from && content <= search.to {

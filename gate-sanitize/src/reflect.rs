@@ -14,7 +14,8 @@ use aho_corasick::{AhoCorasickBuilder, MatchKind};
 use regex::Regex;
 
 use crate::Category;
-use crate::engine::{Cand, KIND_ECHO};
+use crate::boundary::{floor_boundary, is_word};
+use crate::candidate::{Cand, KIND_ECHO};
 
 /// How an instruction anchor is confirmed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,21 +262,17 @@ impl ReflectRules {
         let bytes = text.as_bytes();
         let ok = match kind {
             InstrAnchor::Phrase => {
-                (start == 0 || !crate::engine::is_word(bytes[start - 1]))
-                    && self
-                        .phrase
-                        .is_match(&text[start..crate::engine::floor_boundary(text, start + 320)])
+                (start == 0 || !is_word(bytes[start - 1]))
+                    && self.phrase.is_match(&text[start..floor_boundary(text, start + 320)])
             }
             InstrAnchor::Token => true,
             InstrAnchor::RoleLine => {
                 let ls = line_start_of_marker(text, start);
-                let probe = crate::engine::floor_boundary(text, anchor_end + 256);
+                let probe = floor_boundary(text, anchor_end + 256);
                 let line = text[anchor_end..probe].split('\n').next().unwrap_or_default();
                 ls != usize::MAX && ls <= start && words(line) >= ROLE_LINE_WORDS
             }
-            InstrAnchor::RoleJson => self
-                .role_json
-                .is_match(&text[start..crate::engine::floor_boundary(text, start + 64)]),
+            InstrAnchor::RoleJson => self.role_json.is_match(&text[start..floor_boundary(text, start + 64)]),
         };
         if !ok {
             return None;
@@ -311,7 +308,7 @@ fn words(s: &str) -> usize {
 /// belong to it.
 pub(crate) fn sentence_start(text: &str, start: usize) -> usize {
     let bytes = text.as_bytes();
-    let floor = crate::engine::floor_boundary(text, start.saturating_sub(256));
+    let floor = floor_boundary(text, start.saturating_sub(256));
     let mut i = start;
     while i > floor {
         let b = bytes[i - 1];

@@ -10,7 +10,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::engine::{Cand, KIND_QUOTED, KIND_TRUNCATED, floor_boundary};
+use crate::boundary::floor_boundary;
+use crate::candidate::{Cand, KIND_QUOTED, KIND_TRUNCATED};
 use crate::{
     Category, ECHO_PLACEHOLDER, Finding, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,

@@ -14,7 +14,7 @@
 use regex::{Regex, RegexSet};
 
 use crate::Category;
-use crate::engine::{Cand, KIND_STACK, cand};
+use crate::candidate::{Cand, KIND_STACK, cand};
 
 /// Literals that occur on a line that may start a trace.
 pub(crate) const ANCHORS: &[&str] = &[

@@ -8,7 +8,8 @@
 use regex::Regex;
 
 use crate::Category;
-use crate::engine::{Cand, KIND_PRIVATE_KEY, cand};
+use crate::boundary::floor_boundary;
+use crate::candidate::{Cand, KIND_PRIVATE_KEY, cand};
 
 /// Base64 characters a PEM body needs before the block counts as a key; an
 /// empty `BEGIN…END` pair (documentation, tests) is not a secret.
@@ -21,7 +22,7 @@ const PEM_MIN_BODY: usize = 16;
 /// the key was cut off: the header line's remainder and following lines
 /// of base64 are taken instead.
 pub(crate) fn pem_at(text: &str, start: usize, ends: &[usize], header: &Regex, footer: &Regex) -> Option<Cand> {
-    let window = crate::engine::floor_boundary(text, start + 128);
+    let window = floor_boundary(text, start + 128);
     let h = header.find(&text[start..window])?;
     let body_start = start + h.end();
     let idx = ends.partition_point(|&e| e < body_start);
@@ -36,7 +37,7 @@ pub(crate) fn pem_at(text: &str, start: usize, ends: &[usize], header: &Regex, f
         if b64 < PEM_MIN_BODY {
             return None;
         }
-        let fw = crate::engine::floor_boundary(text, end_pos + 128);
+        let fw = floor_boundary(text, end_pos + 128);
         let end = match footer.find(&text[end_pos..fw]) {
             Some(f) => end_pos + f.end(),
             None => end_pos + "-----END".len(),
@@ -75,7 +76,7 @@ pub(crate) fn pem_at(text: &str, start: usize, ends: &[usize], header: &Regex, f
         if j >= len || i != pos || pos == body_start {
             break;
         }
-        let lim = crate::engine::floor_boundary(text, pos + 128);
+        let lim = floor_boundary(text, pos + 128);
         match text[pos..lim].find('\n') {
             Some(nl) if text[pos..pos + nl].contains(": ") => {
                 end = pos + nl;

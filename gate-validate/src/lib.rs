@@ -103,6 +103,7 @@ use serde_json::Value;
 
 mod check;
 mod diagnose;
+mod display;
 mod fast;
 mod render;
 mod report;
@@ -110,7 +111,7 @@ mod schema;
 mod suggest;
 mod tree;
 
-pub use render::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS};
+pub use display::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS};
 pub use report::{Fingerprint, MAX_LISTED, Rejection, Violation, ViolationKind};
 pub use schema::SchemaError;
 pub use suggest::{UnknownTool, unknown_tool};
@@ -183,7 +184,7 @@ impl Validator {
         let text = self.validate(raw)?;
         serde_json::from_str::<T>(&text).map_err(|e| {
             let full = e.to_string();
-            let got = render::truncate_chars(&full, 160);
+            let got = display::truncate_chars(&full, 160);
             Rejection {
                 violations: vec![Violation::new(
                     "",

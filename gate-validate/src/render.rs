@@ -29,63 +29,12 @@
 
 use serde_json::Value;
 
+use crate::display::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS, code, escape_name, short_name, truncate_chars};
 use crate::schema::{
     ArrRules, Bound, NumRules, StrRules, T_ARRAY, T_BOOL, T_INTEGER, T_NULL, T_NUMBER, T_OBJECT, T_STRING, render_f64,
 };
 use crate::suggest;
 use crate::tree::Tree;
-
-/// Longest prefix of a *sent* value echoed back, in characters. Targets
-/// (allowed values, field and tool names) are never cut; see the module docs.
-pub const MAX_ECHO_CHARS: usize = 40;
-
-/// Budget, in characters, for a list of targets in a rejection: the allowed
-/// values of an enum, the allowed fields of an object, or (for the whole
-/// message) the tool names of an unknown-tool rejection. A list that fits is
-/// shown whole; a longer one shows the closest values first, each whole, as
-/// many as fit, then how many were left out.
-pub const LIST_BUDGET_CHARS: usize = 1000;
-
-/// The first `n` characters of `s` (no ellipsis).
-pub(crate) fn truncate_chars(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
-}
-
-/// Escapes control characters (and backticks, as `'`), cutting at `limit`
-/// characters with `…` when one is given.
-fn escape_name(s: &str, limit: Option<usize>) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if Some(i) == limit {
-            out.push('…');
-            break;
-        }
-        match c {
-            '`' => out.push('\''),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Escapes control characters and cuts at [`MAX_ECHO_CHARS`] with `…`, for
-/// names the model *sent* that appear between backticks (unknown field and
-/// tool names). Never for targets: see [`code`].
-pub(crate) fn short_name(s: &str) -> String {
-    escape_name(s, Some(MAX_ECHO_CHARS))
-}
-
-/// A target name (a declared field or a tool), whole: `` `name` ``, or a
-/// JSON string literal when backticks cannot show it exactly (empty, or
-/// containing a backtick or a control character).
-pub(crate) fn code(s: &str) -> String {
-    if !s.is_empty() && !s.contains('`') && !s.chars().any(char::is_control) {
-        format!("`{s}`")
-    } else {
-        serde_json::to_string(s).unwrap_or_default()
-    }
-}
 
 /// An allowed value (enum member, `const`), whole, as one line of JSON.
 fn target_value(v: &serde_json::Value) -> String {
@@ -95,27 +44,6 @@ fn target_value(v: &serde_json::Value) -> String {
 /// An allowed string, whole, as a JSON string literal.
 pub(crate) fn target_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
-}
-
-/// The length in characters of `items` joined with `", "`.
-pub(crate) fn joined_len<S: AsRef<str>>(items: &[S]) -> usize {
-    let chars: usize = items.iter().map(|s| s.as_ref().chars().count()).sum();
-    chars + 2 * items.len().saturating_sub(1)
-}
-
-/// How many of `items`, from the front, fit in `budget` characters when
-/// joined with `", "`: the longest such prefix, but at least one item (a
-/// target is listed whole even when it alone is over the budget).
-pub(crate) fn fitting_prefix<S: AsRef<str>>(items: &[S], budget: usize) -> usize {
-    let mut used = 0;
-    for (i, s) in items.iter().enumerate() {
-        let add = s.as_ref().chars().count() + if i == 0 { 0 } else { 2 };
-        if i > 0 && used + add > budget {
-            return i;
-        }
-        used += add;
-    }
-    items.len()
 }
 
 /// What the model sent, as a quoted, escaped, truncated string literal:

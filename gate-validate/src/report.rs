@@ -157,7 +157,7 @@ impl Rejection {
     ///
     /// The tool name is shown whole (it is the name to call again).
     pub fn message(&self, tool_name: &str) -> String {
-        let tool = crate::render::code(tool_name);
+        let tool = crate::display::code(tool_name);
         let n = self.violations.len();
         let problems = crate::render::plural(n as u64, "problem", "problems");
         let mut out = if self.is_syntax() {

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::render::{self, LIST_BUDGET_CHARS, code, short_name, truncate_chars};
+use crate::display::{LIST_BUDGET_CHARS, code, fitting_prefix, joined_len, short_name, truncate_chars};
 
 /// Lowercases and drops `_`, `-` and spaces, so `customerId`,
 /// `customer-id` and `Customer_ID` all meet `customer_id`.
@@ -109,7 +109,7 @@ pub(crate) fn listing(
     always_rank: bool,
 ) -> Listing {
     debug_assert_eq!(rendered.len(), keys.len());
-    let fits = render::joined_len(rendered) <= budget;
+    let fits = joined_len(rendered) <= budget;
     if fits && !always_rank {
         return Listing {
             shown: (0..rendered.len()).collect(),
@@ -126,7 +126,7 @@ pub(crate) fn listing(
         total
     } else {
         let in_order: Vec<&str> = order.iter().map(|&i| rendered[i].as_str()).collect();
-        render::fitting_prefix(&in_order, budget)
+        fitting_prefix(&in_order, budget)
     };
     order.truncate(n);
     Listing {

@@ -1,10 +1,12 @@
 //! Each provider's schema rules as a sequence of passes, and its tool envelope.
 //!
-//! The rules follow the providers' documentation and reported API errors as
-//! collected in gate's provider-schemas reference; the README's "Manifests"
-//! section summarises them. The order of passes matters and is fixed: inline
-//! references first (so later passes see every subschema), then normalise
-//! shapes, then refuse what is left that the dialect cannot take.
+//! The rules follow the providers' documentation and the errors their APIs
+//! report; the README's "Manifests" section summarises them, and
+//! `tests/manifests.rs` checks every dialect's output against them (its
+//! `every_generated_schema_follows_its_dialects_rules`). The order of passes
+//! matters and is fixed: inline references first (so later passes see every
+//! subschema), then normalise shapes, then refuse what is left that the
+//! dialect cannot take.
 
 use gate_validate::{SchemaError, Validator};
 use serde_json::{Map, Value, json};
@@ -14,7 +16,7 @@ use super::walk::{Problem, Recursion, inline_refs};
 use super::{Dialect, ManifestError};
 use crate::ToolSpec;
 
-/// Keywords Anthropic strict and OpenAI strict cannot take, moved to descriptions.
+/// Keywords OpenAI strict cannot take, moved to descriptions.
 const OPENAI_STRICT_DESCRIBED: &[&str] = &[
     "default",
     "minLength",
@@ -23,6 +25,8 @@ const OPENAI_STRICT_DESCRIBED: &[&str] = &[
     "minProperties",
     "maxProperties",
 ];
+/// Keywords Anthropic strict cannot take, moved to descriptions (`minItems`
+/// only above 1).
 const ANTHROPIC_STRICT_DESCRIBED: &[&str] = &[
     "minimum",
     "maximum",
@@ -56,20 +60,6 @@ const GEMINI_JSON_DESCRIBED: &[&str] = &[
     "uniqueItems",
     "minProperties",
     "maxProperties",
-];
-const GEMINI_REFUSED: &[&str] = &[
-    "allOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contains",
 ];
 
 /// Anthropic's per-request totals for strict tools.
@@ -105,7 +95,7 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
         Dialect::Gemini => {
             let name = "Gemini `parameters`";
             common(&mut s, Recursion::Refuse, GEMINI_FORMATS)?;
-            refuse_keywords(&mut s, GEMINI_REFUSED, name)?;
+            refuse_keywords(&mut s, UNSUPPORTED_IN_STRICT_AND_GEMINI, name)?;
             refuse_untyped(&mut s, name)?;
             give_tuples_items(&mut s, true)?;
             drop_closed_marker(&mut s, name)?;
@@ -123,7 +113,7 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
         Dialect::GeminiJsonSchema => {
             let name = "Gemini `parametersJsonSchema`";
             common(&mut s, Recursion::Keep, STANDARD_FORMATS)?;
-            refuse_keywords(&mut s, GEMINI_REFUSED, name)?;
+            refuse_keywords(&mut s, UNSUPPORTED_IN_STRICT_AND_GEMINI, name)?;
             give_tuples_items(&mut s, false)?;
             type_arrays_to_any_of(&mut s)?;
             const_to_enum(&mut s)?;

@@ -61,9 +61,9 @@ pub(crate) const ANTHROPIC_STRICT_FORMATS: &[&str] = &[
 /// String formats Gemini's `Schema` documents.
 pub(crate) const GEMINI_FORMATS: &[&str] = &["date-time", "date", "email"];
 
-/// Keywords no strict dialect supports; composition beyond `anyOf` and the
-/// conditional/dynamic keywords.
-pub(crate) const UNSUPPORTED_IN_STRICT: &[&str] = &[
+/// Keywords neither a strict dialect nor Gemini supports: composition beyond
+/// `anyOf` and the conditional/dynamic keywords.
+pub(crate) const UNSUPPORTED_IN_STRICT_AND_GEMINI: &[&str] = &[
     "allOf",
     "not",
     "if",
@@ -76,10 +76,32 @@ pub(crate) const UNSUPPORTED_IN_STRICT: &[&str] = &[
     "unevaluatedProperties",
     "unevaluatedItems",
     "contains",
-    "minContains",
-    "maxContains",
-    "prefixItems",
 ];
+
+/// Keywords no strict dialect supports: those of
+/// [`UNSUPPORTED_IN_STRICT_AND_GEMINI`], then `minContains`, `maxContains`
+/// and `prefixItems`, which Gemini does not refuse (its passes turn tuples
+/// into arrays).
+pub(crate) const UNSUPPORTED_IN_STRICT: &[&str] = &concat::<15>(
+    UNSUPPORTED_IN_STRICT_AND_GEMINI,
+    &["minContains", "maxContains", "prefixItems"],
+);
+
+/// `head` then `tail` as one list, so a keyword list built on another
+/// names the shared keywords once; `N` is checked at compile time.
+const fn concat<const N: usize>(head: &[&'static str], tail: &[&'static str]) -> [&'static str; N] {
+    assert!(
+        head.len() + tail.len() == N,
+        "N must be the length of both lists together"
+    );
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < head.len() { head[i] } else { tail[i - head.len()] };
+        i += 1;
+    }
+    out
+}
 
 /// Drops the document-level keywords no provider wants in a tool schema.
 pub(crate) fn strip_document_keywords(root: &mut Value) {

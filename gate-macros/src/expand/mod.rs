@@ -4,8 +4,9 @@
 //!
 //! For a tool `f` the expansion is the user's function unchanged (minus the
 //! parameter attributes the macro consumed), a hidden argument struct
-//! `__gate_args_f` deriving `Deserialize` and `JsonSchema`, a hidden unit
-//! struct `__gate_tool_f` implementing `__private::MacroTool` (its facts and
+//! `__gate_args_f` whose `Deserialize` and `JsonSchema` impls `tool.rs`
+//! writes out rather than derives (see `args_deserialize` for why), a hidden
+//! unit struct `__gate_tool_f` implementing `__private::MacroTool` (its facts and
 //! the one body that calls `f`; `Tool` itself is implemented once, generically,
 //! over every `MacroTool`, so its bodies are checked once per crate, not once
 //! per tool), and the lookup macro through

@@ -105,58 +105,74 @@ fn nameable(tokens: TokenStream, self_ty: Option<&TokenStream>) -> Option<TokenS
     Some(out.into_iter().collect())
 }
 
-/// The real expansion: argument struct, tool struct, `Tool` impl.
+/// The real expansion, written as the list of items it generates, each
+/// built by a function of its own (as serde_derive builds each impl): the
+/// argument struct and its `Deserialize` and `JsonSchema` impls, the tool
+/// struct and its name, its `toolbox!` entry, its `MacroTool` impl.
 pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> TokenStream {
     let tool_ident = tool_struct_ident(target);
     let args_ident = args_struct_ident(target);
     let name = tool_name(attrs, target);
-    let description = attrs
-        .description
-        .clone()
-        .unwrap_or_else(|| LitStr::new(model.docs.as_deref().unwrap_or_default(), Span::call_site()));
-    let title = opt_str(&attrs.title);
-    let discovery = opt_str(&attrs.discovery);
-    let widen = opt_str(&attrs.widen);
-    let scopes = attrs.scopes.clone().unwrap_or_default();
-    let mut effects = quote!(::gate::__private::Effects::new());
-    for (flag, method) in [
-        (attrs.read_only, "read_only"),
-        (attrs.idempotent, "idempotent"),
-        (attrs.writes, "writes"),
-        (attrs.destructive, "destructive"),
-        (attrs.external, "external"),
-        (attrs.keyed, "keyed"),
-    ] {
-        if flag.is_some() {
-            let method = Ident::new(method, Span::call_site());
-            effects = quote!(#effects.#method());
-        }
-    }
-    // `check.rs` refused a malformed, zero or overlong timeout already.
-    let timeout_ms = match attrs.timeout.as_ref().and_then(|t| t.millis) {
-        Some(ms) => quote!(::core::option::Option::Some(#ms)),
-        None => quote!(::core::option::Option::None),
-    };
-    let key_args: Vec<String> = model
-        .args()
-        .filter(|(_, a, _)| a.key.is_some())
-        .map(|(p, _, _)| p.json_name())
-        .collect();
-
-    // The argument struct is generic over its field types, so its derived
-    // impls cannot fail; it is named as `Args<<T as ToolArg>::Checked, …>`
-    // only in `MacroTool::Args`. A type that is not a valid argument fails
+    // The argument struct is generic over its field types, so its
+    // `Deserialize` and `JsonSchema` impls cannot fail; it is named as
+    // `Args<<T as ToolArg>::Checked, …>` only in `MacroTool::Args`. A type that is not a valid argument fails
     // there, once, in `ValidArg`'s words, and becomes an error type that
     // silences every use in the generic `Tool` impl.
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
-    let fields = model.args().zip(&type_params).map(|((p, _, docs), param)| {
+
+    let args_struct = args_struct(model, target, &args_ident, &type_params);
+    let args_deserialize_impl = args_deserialize(model, &args_ident, &type_params);
+    let args_schema_impl = args_schema(model, &args_ident, &type_params);
+    let tool_struct = tool_struct_decl(target, &tool_ident);
+    let entry = toolbox_entry(target, &tool_ident);
+    let macro_tool = macro_tool_impl(model, attrs, target, &tool_ident, &args_ident, &name);
+
+    quote! {
+        #args_struct
+
+        #args_deserialize_impl
+        #args_schema_impl
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #tool_struct
+
+        impl #tool_ident {
+            #[doc(hidden)]
+            pub const NAME: &'static str = #name;
+        }
+
+        #entry
+        #macro_tool
+    }
+}
+
+/// The hidden argument struct: one field per argument, each of its own
+/// type parameter, with the parameter's doc comment.
+fn args_struct(model: &ToolFn<'_>, target: &Target<'_>, args_ident: &Ident, type_params: &[Ident]) -> TokenStream {
+    let vis = match target {
+        Target::Free { vis, .. } => quote!(#vis),
+        Target::Method { .. } => quote!(),
+    };
+    let fields = model.args().zip(type_params).map(|((p, _, docs), param)| {
         let ident = p.ident;
         let doc = docs.as_ref().map(|d| quote!(#[doc = #d]));
         quote!(#doc #ident: #param)
     });
-    let args_deserialize_impl = args_deserialize(model, &args_ident, &type_params);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #args_ident<#(#type_params),*> {
+            #(#fields),*
+        }
+    }
+}
+
+/// The argument struct's `JsonSchema`: an object with one property per
+/// argument, each documented and marked required unless it has a default.
+fn args_schema(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident]) -> TokenStream {
     let args_name = args_ident.to_string();
-    let properties = model.args().zip(&type_params).map(|((p, a, docs), param)| {
+    let properties = model.args().zip(type_params).map(|((p, a, docs), param)| {
         let json_name = p.json_name();
         // As the derive reads a `#[doc = "…"]`: one leading space dropped.
         let doc = docs
@@ -173,7 +189,7 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     let schema_bounds = type_params
         .iter()
         .map(|param| quote!(#param: ::gate::__private::schemars::JsonSchema));
-    let args_schema_impl = quote! {
+    quote! {
         impl<#(#schema_bounds),*> ::gate::__private::schemars::JsonSchema for #args_ident<#(#type_params),*> {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(#args_name)
@@ -187,7 +203,19 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
                 schema
             }
         }
-    };
+    }
+}
+
+/// The tool struct's `MacroTool` impl: its argument type, its spec, where
+/// the built spec is kept, its defaults, its output schema and its `run`.
+fn macro_tool_impl(
+    model: &ToolFn<'_>,
+    attrs: &ToolAttrs,
+    target: &Target<'_>,
+    tool_ident: &Ident,
+    args_ident: &Ident,
+    name: &LitStr,
+) -> TokenStream {
     let checked_types: Vec<TokenStream> = model
         .args()
         .map(|(p, _, _)| {
@@ -195,6 +223,110 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
         })
         .collect();
+    // rustc reports an argument type that is not valid on `type Args` as a
+    // whole, so that item is spanned on the parameter list: the one error
+    // points at the signature and names the type. (Spanned on the type
+    // itself, the projection failed in a function body; the bodies that
+    // used it are generic now, written once in `__private`.)
+    let params_span = model.sig.paren_token.span.join();
+    let self_at_params = Ident::new(&tool_ident.to_string(), params_span);
+    let args_at_params = Ident::new(&args_ident.to_string(), params_span);
+    // `run` names the user's own types: a `Checked` projection in its
+    // signature would be a second error (tried).
+    let user_types = model.args().map(|(p, _, _)| p.ty);
+    // The bodies keep the macro's own spans, so lints see generated code.
+    let spec_value = macro_spec(model, attrs, target, name);
+    let spec_cell = quote! {
+        static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
+        &SPEC
+    };
+    let add_defaults = add_defaults(model);
+    let output_schema = output_schema(model, target);
+    let run_body = run_body(model, target);
+    quote_spanned! {params_span=>
+        impl ::gate::__private::MacroTool for #self_at_params {
+            type Args = #args_at_params<#(#checked_types),*>;
+            const SPEC: ::gate::__private::MacroSpec<'static> = #spec_value;
+            fn spec_cell() -> &'static ::std::sync::OnceLock<::gate::__private::ToolSpec> {
+                #spec_cell
+            }
+            #add_defaults
+            fn output_schema() -> ::core::option::Option<::gate::__private::serde_json::Value> {
+                #output_schema
+            }
+            fn run(&self, __args: #args_at_params<#(#user_types),*>) -> ::gate::__private::PreparedCall<'_>
+            {
+                #run_body
+            }
+        }
+    }
+}
+
+/// The `MacroSpec` literal: everything the attribute and the signature say,
+/// by name.
+fn macro_spec(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, name: &LitStr) -> TokenStream {
+    let description = attrs
+        .description
+        .clone()
+        .unwrap_or_else(|| LitStr::new(model.docs.as_deref().unwrap_or_default(), Span::call_site()));
+    let title = opt_str(&attrs.title);
+    let discovery = opt_str(&attrs.discovery);
+    let widen = opt_str(&attrs.widen);
+    let scopes = attrs.scopes.clone().unwrap_or_default();
+    let effects = effects(attrs);
+    // `check.rs` refused a malformed, zero or overlong timeout already.
+    let timeout_ms = match attrs.timeout.as_ref().and_then(|t| t.millis) {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    let key_args: Vec<String> = model
+        .args()
+        .filter(|(_, a, _)| a.key.is_some())
+        .map(|(p, _, _)| p.json_name())
+        .collect();
+    let display = match target {
+        Target::Free { ident, .. } => ident.unraw().to_string(),
+        Target::Method { type_ident, ident, .. } => format!("{}::{}", type_ident.unraw(), ident.unraw()),
+    };
+    quote! {
+        ::gate::__private::MacroSpec {
+            name: #name,
+            description: #description,
+            title: #title,
+            effects: #effects,
+            scopes: &[#(#scopes),*],
+            discovery: #discovery,
+            widen: #widen,
+            key_args: &[#(#key_args),*],
+            timeout_ms: #timeout_ms,
+            origin: ::core::concat!(::core::module_path!(), "::", #display),
+        }
+    }
+}
+
+/// `Effects::new()` with a call for each flag the attribute sets.
+fn effects(attrs: &ToolAttrs) -> TokenStream {
+    let mut effects = quote!(::gate::__private::Effects::new());
+    for (flag, method) in [
+        (attrs.read_only, "read_only"),
+        (attrs.idempotent, "idempotent"),
+        (attrs.writes, "writes"),
+        (attrs.destructive, "destructive"),
+        (attrs.external, "external"),
+        (attrs.keyed, "keyed"),
+    ] {
+        if flag.is_some() {
+            let method = Ident::new(method, Span::call_site());
+            effects = quote!(#effects.#method());
+        }
+    }
+    effects
+}
+
+/// `MacroTool::add_defaults`, writing each `#[arg(default)]` value into the
+/// argument schema, or nothing: the trait's default writes nothing, and
+/// most tools have no defaults.
+fn add_defaults(model: &ToolFn<'_>) -> TokenStream {
     let defaults: Vec<TokenStream> = model
         .args()
         .filter(|(_, a, _)| a.default.is_some())
@@ -219,16 +351,20 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             }
         })
         .collect();
-    // The trait's default writes nothing; most tools have no defaults.
-    let add_defaults = if defaults.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! {
-            fn add_defaults(schema: &mut ::gate::__private::serde_json::Value) {
-                #(#defaults)*
-            }
+    if defaults.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn add_defaults(schema: &mut ::gate::__private::serde_json::Value) {
+            #(#defaults)*
         }
-    };
+    }
+}
+
+/// `MacroTool::run`'s body: the call of the user's function on the parsed
+/// arguments and the context, awaited if it is async, and its return value
+/// converted to the tool's output.
+fn run_body(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
     let call_args = model.params.iter().map(|p| match &p.kind {
         ParamKind::Arg { .. } => {
             let ident = p.ident;
@@ -266,94 +402,12 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
             (&&::gate::__private::ReturnProbe::of(&__ret)).convert(__ret)
         }},
     };
-    let display = match target {
-        Target::Free { ident, .. } => ident.unraw().to_string(),
-        Target::Method { type_ident, ident, .. } => format!("{}::{}", type_ident.unraw(), ident.unraw()),
-    };
-    let vis = match target {
-        Target::Free { vis, .. } => quote!(#vis),
-        Target::Method { .. } => quote!(),
-    };
-    let tool_struct = tool_struct_decl(target, &tool_ident);
-    let output_schema = output_schema(model, target);
-    let entry = toolbox_entry(target, &tool_ident);
-
-    // rustc reports an argument type that is not valid on `type Args` as a
-    // whole, so that item is spanned on the parameter list: the one error
-    // points at the signature and names the type. (Spanned on the type
-    // itself, the projection failed in a function body; the bodies that
-    // used it are generic now, written once in `__private`.)
-    let params_span = model.sig.paren_token.span.join();
-    let self_at_params = Ident::new(&tool_ident.to_string(), params_span);
-    let args_at_params = Ident::new(&args_ident.to_string(), params_span);
-    // `run` names the user's own types: a `Checked` projection in its
-    // signature would be a second error (tried).
-    let user_types = model.args().map(|(p, _, _)| p.ty);
-    // The bodies keep the macro's own spans, so lints see generated code.
-    let spec_value = quote! {
-        ::gate::__private::MacroSpec {
-            name: #name,
-            description: #description,
-            title: #title,
-            effects: #effects,
-            scopes: &[#(#scopes),*],
-            discovery: #discovery,
-            widen: #widen,
-            key_args: &[#(#key_args),*],
-            timeout_ms: #timeout_ms,
-            origin: ::core::concat!(::core::module_path!(), "::", #display),
-        }
-    };
-    let spec_cell = quote! {
-        static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
-        &SPEC
-    };
-    let run_body = quote! {
+    quote! {
         ::gate::__private::PreparedCall::new(__args, move |__owned_ctx, __args| async move {
             let __ctx = &__owned_ctx;
             let __ret = #invoke;
             #convert
         })
-    };
-    let macro_tool = quote_spanned! {params_span=>
-        impl ::gate::__private::MacroTool for #self_at_params {
-            type Args = #args_at_params<#(#checked_types),*>;
-            const SPEC: ::gate::__private::MacroSpec<'static> = #spec_value;
-            fn spec_cell() -> &'static ::std::sync::OnceLock<::gate::__private::ToolSpec> {
-                #spec_cell
-            }
-            #add_defaults
-            fn output_schema() -> ::core::option::Option<::gate::__private::serde_json::Value> {
-                #output_schema
-            }
-            fn run(&self, __args: #args_at_params<#(#user_types),*>) -> ::gate::__private::PreparedCall<'_>
-            {
-                #run_body
-            }
-        }
-    };
-
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #args_ident<#(#type_params),*> {
-            #(#fields),*
-        }
-
-        #args_deserialize_impl
-        #args_schema_impl
-
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #tool_struct
-
-        impl #tool_ident {
-            #[doc(hidden)]
-            pub const NAME: &'static str = #name;
-        }
-
-        #entry
-        #macro_tool
     }
 }
 

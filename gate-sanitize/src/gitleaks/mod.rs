@@ -33,7 +33,8 @@ use regex_automata::Input;
 use regex_automata::meta;
 
 use crate::Category;
-use crate::engine::{Cand, cand, floor_boundary};
+use crate::boundary::floor_boundary;
+use crate::candidate::{Cand, cand};
 
 /// What an allowlist's regexes are matched against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
