@@ -10,8 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate::ledger::{CommitKind, Commits, CountingStore, LedgerConfig, State, Storage};
+use gate::ledger::{LedgerConfig, State, Storage};
 use gate::{Ctx, Gate, Step, ToolCall, ToolError, tools};
+use gate_ledger::testing::{CommitKind, Commits, CountingStore};
 use serde_json::{Value, json};
 
 struct Tools;
@@ -69,7 +70,7 @@ async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(S
 
 async fn drop_schema(schema: Option<(String, String)>) {
     if let Some((url, name)) = schema {
-        gate::ledger::drop_pg_schema(&url, &name).await.unwrap();
+        gate_ledger::testing::drop_pg_schema(&url, &name).await.unwrap();
     }
 }
 

@@ -88,7 +88,7 @@ impl Place {
             Place::Sqlite(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Place::Postgres { url, schema } => gate::ledger::drop_pg_schema(&url, &schema).await.unwrap(),
+            Place::Postgres { url, schema } => gate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
         }
     }
 }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::ledger::{Action, CommitKind, CountingStore, DecisionQuery, LedgerConfig, RawPool};
+use gate::ledger::{Action, DecisionQuery, LedgerConfig};
 use gate::{Gate, Step, ToolCall, ToolError, tools};
+use gate_ledger::testing::{CommitKind, CountingStore, RawPool};
 use serde_json::{Value, json};
 
 #[derive(Default)]
@@ -50,7 +51,7 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>, CountingStore) 
         .build()
         .await
         .unwrap();
-    let locker = gate::ledger::open_store(
+    let locker = gate_ledger::testing::open_store(
         &url,
         &LedgerConfig {
             max_connections: Some(1),
