@@ -1,7 +1,7 @@
 //! Runnable gate agents: the invoice agent, its MCP server, and `gate-load`.
 //!
-//! (The example toolbox whose manifests are tested in every dialect is in
-//! gate-cli, the command that prints it.)
+//! (The example toolbox whose manifests are tested in every dialect is the
+//! `gate-catalog` crate, which the `gate` command prints.)
 //!
 //! [`sim`] is the policy simulation behind the README's numbers; the
 //! `policy_sim` example prints its table and a test checks its invariants,
