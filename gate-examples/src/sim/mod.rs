@@ -22,12 +22,13 @@
 //! The files follow the simulation's parts: `rng.rs` the seeded streams,
 //! `params.rs` the assumptions, `world.rs` the simulated backends, `model.rs`
 //! the simulated model, `policy.rs` the policies, `run.rs` the run that counts
-//! them into a [`Report`], and `table.rs` the printed [`markdown`] table and
-//! [`assumptions`].
+//! them into a [`Report`], `report.rs` the report with its [`assumptions`],
+//! and `table.rs` the printed [`markdown`] table.
 
 mod model;
 mod params;
 mod policy;
+mod report;
 mod rng;
 mod run;
 mod table;
@@ -35,6 +36,7 @@ mod world;
 
 pub use params::{Mix, ParamError, Params, PydanticMessages, Rates};
 pub use policy::Policy;
+pub use report::{Report, Row, assumptions};
 pub use rng::SplitMix64;
-pub use run::{Report, Row, SimError, run};
-pub use table::{assumptions, markdown};
+pub use run::{SimError, run};
+pub use table::markdown;
