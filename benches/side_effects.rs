@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gate::ledger::{LedgerConfig, RawPool};
+use gate::ledger::LedgerConfig;
 use gate::{Gate, Step, ToolCall, tools};
+use gate_ledger::testing::RawPool;
 use serde_json::{Value, json};
 
 struct Payments;
@@ -59,7 +60,7 @@ fn stores(runtime: &tokio::runtime::Runtime) -> Vec<Store> {
                     max_connections: Some(20),
                     ..LedgerConfig::default()
                 };
-                let store = gate::ledger::open_store(&url, &config).await.expect("a store");
+                let store = gate_ledger::testing::open_store(&url, &config).await.expect("a store");
                 let raw = store.raw().cloned().expect("an SQL store");
                 raw.execute("CREATE TABLE IF NOT EXISTS bench_commits (id TEXT PRIMARY KEY, body TEXT)")
                     .await
@@ -154,7 +155,7 @@ fn side_effects(c: &mut Criterion) {
         {
             let schema = format!("gate_bench_effects_{}", std::process::id());
             runtime
-                .block_on(gate::ledger::drop_pg_schema(&url, &schema))
+                .block_on(gate_ledger::testing::drop_pg_schema(&url, &schema))
                 .expect("drop the schema");
         }
     }

@@ -9,9 +9,8 @@ use std::alloc::System;
 use gate::{Gate, Step, ToolCall};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
-#[path = "support/invoice.rs"]
-mod invoice;
-use invoice::{Billing, Invoice, total};
+mod support;
+use support::invoice::{Billing, Invoice, total};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;

@@ -10,38 +10,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate::ledger::{CommitKind, Commits, CountingStore, LedgerConfig, State, Storage};
-use gate::{Ctx, Gate, Step, ToolCall, ToolError, tools};
+use gate::ledger::{LedgerConfig, State, Storage};
+use gate::{Gate, Step, ToolCall, ToolError, tools};
+use gate_ledger::testing::{CommitKind, Commits, CountingStore};
 use serde_json::{Value, json};
 
-struct Tools;
-
-#[tools]
-impl Tools {
-    /// Look up a customer by email.
-    #[tool(read_only)]
-    fn lookup_customer(&self, email: String) -> Value {
-        json!({"email": email})
-    }
-
-    /// Charge a customer; amounts over 10,000 are declined, an amount of 13
-    /// hangs until the call times out.
-    #[tool(destructive, external, timeout = "100ms")]
-    async fn charge_card(
-        &self,
-        #[ctx] ctx: &Ctx,
-        #[arg(key)] customer_id: String,
-        #[arg(key)] amount_cents: u64,
-    ) -> Result<Value, ToolError> {
-        if amount_cents == 13 {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-        }
-        if amount_cents > 10_000 {
-            return Err(ToolError::rejected("card declined: amount over the limit"));
-        }
-        Ok(json!({"charge": format!("ch_{customer_id}"), "key": ctx.intent_key()}))
-    }
-}
+mod support;
+use support::crm::Tools;
 
 /// The stores the counts hold on; PostgreSQL in a schema of its own, dropped
 /// by [`drop_schema`].
@@ -69,12 +44,12 @@ async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(S
 
 async fn drop_schema(schema: Option<(String, String)>) {
     if let Some((url, name)) = schema {
-        gate::ledger::drop_pg_schema(&url, &name).await.unwrap();
+        gate_ledger::testing::drop_pg_schema(&url, &name).await.unwrap();
     }
 }
 
 async fn gate_on(store: &CountingStore) -> Gate {
-    Gate::builder(Tools.into_toolbox())
+    Gate::builder(Tools(Arc::default()).into_toolbox())
         .storage(store.storage())
         .build()
         .await

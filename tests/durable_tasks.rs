@@ -7,40 +7,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use gate::ledger::{Action, DecisionQuery, LedgerConfig, Storage};
 use gate::runtime::FailureReason;
-use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
-use serde_json::{Value, json};
+use gate::{Budget, Gate, Step};
 
-/// Counts runs; answers "empty" for the emails it is told to.
-#[derive(Default)]
-struct Crm {
-    lookups: AtomicU32,
-    empty_for: std::sync::Mutex<Vec<String>>,
-}
-
-struct Tools(Arc<Crm>);
-
-#[tools]
-impl Tools {
-    /// Look up a customer by email.
-    #[tool(read_only, widen = "search by the email's domain")]
-    async fn lookup_customer(&self, email: String) -> Result<Value, ToolError> {
-        self.0.lookups.fetch_add(1, Ordering::SeqCst);
-        if self.0.empty_for.lock().unwrap().contains(&email) {
-            return Err(ToolError::Empty);
-        }
-        Ok(json!({"email": email, "id": "cus_1"}))
-    }
-
-    /// Explode.
-    #[tool(read_only)]
-    fn explode(&self) -> Result<Value, ToolError> {
-        Err(ToolError::internal("the tool has a bug"))
-    }
-}
+mod support;
+use support::crm::{Crm, Tools};
+use support::{call, fail_reason};
 
 /// A store that outlives the gates opened on it.
 enum Place {
@@ -88,7 +63,7 @@ impl Place {
             Place::Sqlite(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Place::Postgres { url, schema } => gate::ledger::drop_pg_schema(&url, &schema).await.unwrap(),
+            Place::Postgres { url, schema } => gate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
         }
     }
 }
@@ -113,17 +88,6 @@ async fn gate(place: &Place, crm: &Arc<Crm>, budget: Budget) -> Gate {
         .unwrap()
 }
 
-fn call(id: &str, name: &str, args: &str) -> ToolCall {
-    ToolCall::new(id, name, args)
-}
-
-fn reason(step: &Step) -> Option<FailureReason> {
-    match step {
-        Step::Fail(report) => Some(report.reason),
-        _ => None,
-    }
-}
-
 async fn the_rejection_cap_survives_a_restart(place: &Place) {
     let crm = Arc::new(Crm::default());
     let budget = Budget::default().with_max_repairs(4).unwrap();
@@ -142,7 +106,7 @@ async fn the_rejection_cap_survives_a_restart(place: &Place) {
     let gate = gate(place, &crm, budget).await;
     let mut task = gate.task_with_id("u1", "cap");
     let third = task.handle(call("c3", "nope", "{}")).await;
-    assert_eq!(reason(&third), Some(FailureReason::RejectionCap), "{third:?}");
+    assert_eq!(fail_reason(&third), Some(FailureReason::RejectionCap), "{third:?}");
     assert_eq!(task.repairs(), 2, "the repairs came back with the task");
 }
 
@@ -173,7 +137,7 @@ async fn never_twice_and_hopeful_retries_survive_a_restart(place: &Place) {
     assert_eq!(crm.lookups.load(Ordering::SeqCst), 1, "the hopeful retry did not run");
     // And the first rejection, earned again in the same episode, is not actionable.
     let again = task.handle(call("c4", "lookup_customer", r#"{"email": 1}"#)).await;
-    assert_eq!(reason(&again), Some(FailureReason::NotActionable), "{again:?}");
+    assert_eq!(fail_reason(&again), Some(FailureReason::NotActionable), "{again:?}");
 }
 
 async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
@@ -182,7 +146,7 @@ async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
         let gate = gate(place, &crm, Budget::default()).await;
         let mut task = gate.task_with_id("u1", "broken");
         let step = task.handle(call("c1", "explode", "{}")).await;
-        assert_eq!(reason(&step), Some(FailureReason::Internal), "{step:?}");
+        assert_eq!(fail_reason(&step), Some(FailureReason::Internal), "{step:?}");
         let Step::Fail(report) = step else { unreachable!() };
         report
     };
@@ -194,7 +158,7 @@ async fn a_failed_task_stays_failed_and_is_listed_for_a_person(place: &Place) {
     let later = task
         .handle(call("c2", "lookup_customer", r#"{"email": "a@b.c"}"#))
         .await;
-    assert_eq!(reason(&later), Some(FailureReason::TaskFailed), "{later:?}");
+    assert_eq!(fail_reason(&later), Some(FailureReason::TaskFailed), "{later:?}");
     assert!(
         later.model_text().contains("handed to a person"),
         "{}",
@@ -246,7 +210,7 @@ async fn two_gates_on_one_store_share_the_users_window(place: &Place) {
     let mut again = second.task("heavy");
     again.record_usage(900, 0).await;
     let step = again.handle(call("c2", "lookup_customer", r#"{"email": 2}"#)).await;
-    assert_eq!(reason(&step), Some(FailureReason::TokenBudget), "{step:?}");
+    assert_eq!(fail_reason(&step), Some(FailureReason::TokenBudget), "{step:?}");
     // The model's real usage for the repair turn replaces the estimate, for everyone.
     heavy.record_usage(100, 20).await;
     assert_eq!(second.repair_tokens_used("heavy").await.unwrap(), 120);
@@ -316,5 +280,5 @@ async fn a_success_ends_the_repair_episode() {
         Step::Reject(_)
     ));
     let third = task.handle(call("c4", "lookup_customer", bad)).await;
-    assert_eq!(reason(&third), Some(FailureReason::NotActionable), "{third:?}");
+    assert_eq!(fail_reason(&third), Some(FailureReason::NotActionable), "{third:?}");
 }

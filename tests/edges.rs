@@ -24,6 +24,9 @@ use gate::runtime::FailureReason;
 use gate::{Budget, Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
 
+mod support;
+use support::{call, fail_reason};
+
 /// A scripted backend: each call takes the next answer (`Ok` once the
 /// script is empty) and is counted, with the intent key it carried.
 #[derive(Default)]
@@ -141,19 +144,8 @@ async fn gate_of(
         .unwrap()
 }
 
-fn call(id: &str, tool: &str, args: Value) -> ToolCall {
-    ToolCall::new(id, tool, args.to_string())
-}
-
 fn charge_effects() -> Effects {
     Effects::new().writes().external()
-}
-
-fn fail_reason(step: &Step) -> Option<FailureReason> {
-    match step {
-        Step::Fail(report) => Some(report.reason),
-        _ => None,
-    }
 }
 
 #[tokio::test]

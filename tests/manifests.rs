@@ -9,16 +9,9 @@
 use std::path::PathBuf;
 
 use gate::manifest::tool_definition;
-use gate::{Dialect, ToolSpec, Toolbox};
+use gate::{Dialect, ToolSpec};
+use gate_catalog::toolbox as catalog;
 use serde_json::{Map, Value, json};
-
-// The catalog `gate manifest` prints, kept in gate-cli (see its module docs).
-#[path = "../gate-cli/src/catalog.rs"]
-mod example_catalog;
-
-fn catalog() -> Toolbox {
-    example_catalog::toolbox()
-}
 
 fn expected_dir(dialect: Dialect) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

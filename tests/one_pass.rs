@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::ledger::{CommitKind, CountingStore};
 use gate::runtime::FailureClass;
 use gate::{Gate, Step, ToolCall, tools};
+use gate_ledger::testing::{CommitKind, CountingStore};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};

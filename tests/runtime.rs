@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use gate::ledger::State;
 use gate::runtime::{Ambiguity, FailureReason, JsonLinesSink, RetryBudget};
-use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolCall, ToolError, tools};
+use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolError, tools};
 use serde_json::{Value, json};
+
+mod support;
+use support::call;
 
 /// A backend whose behaviour each test scripts, counting calls per tool.
 #[derive(Default)]
@@ -113,10 +116,6 @@ async fn setup() -> (Arc<Backend>, Gate) {
 
 fn script(backend: &Backend, modes: &[&'static str]) {
     *backend.mode.lock().unwrap() = modes.to_vec();
-}
-
-fn call(id: &str, name: &str, args: &str) -> ToolCall {
-    ToolCall::new(id, name, args)
 }
 
 #[tokio::test]

@@ -6,29 +6,15 @@
 //! lock is released, and nothing is lost.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use gate::ledger::{Action, CommitKind, CountingStore, DecisionQuery, LedgerConfig, RawPool};
-use gate::{Gate, Step, ToolCall, ToolError, tools};
-use serde_json::{Value, json};
+use gate::ledger::{Action, DecisionQuery, LedgerConfig};
+use gate::{Gate, Step, ToolCall};
+use gate_ledger::testing::{CommitKind, CountingStore, RawPool};
 
-#[derive(Default)]
-struct Crm {
-    lookups: AtomicU32,
-}
-
-struct Tools(Arc<Crm>);
-
-#[tools]
-impl Tools {
-    /// Look up a customer by email.
-    #[tool(read_only)]
-    async fn lookup_customer(&self, email: String) -> Result<Value, ToolError> {
-        self.0.lookups.fetch_add(1, Ordering::SeqCst);
-        Ok(json!({"email": email, "id": "cus_1"}))
-    }
-}
+mod support;
+use support::crm::{Crm, Tools};
 
 /// A gate on a fresh SQLite file that gives up on a held lock quickly (its
 /// commits counted), and a second connection to the same file that can hold
@@ -50,7 +36,7 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>, CountingStore) 
         .build()
         .await
         .unwrap();
-    let locker = gate::ledger::open_store(
+    let locker = gate_ledger::testing::open_store(
         &url,
         &LedgerConfig {
             max_connections: Some(1),

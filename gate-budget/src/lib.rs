@@ -18,9 +18,7 @@
 //!   a failing service. A rolling budget shared across calls caps retries at a
 //!   share of real traffic: [`RetryBudget`] (tower's `TpsBudget` semantics,
 //!   with exact ratios), which the runtime asks before each of its own
-//!   resends when a gate is given one. [`RetryQuota`] and [`RetryThrottle`]
-//!   reproduce the AWS SDKs' quota and gRPC's throttling, for a tool whose
-//!   own client must retry exactly as those SDKs do.
+//!   resends when a gate is given one.
 //! * **Time is a budget too.** A user waiting on an agent does not care how
 //!   many attempts were made, only how long it took. [`LatencyBudget`] bounds
 //!   the latency repairs add, and decides whether a backoff delay or a
@@ -70,13 +68,20 @@
 //! The in-process budgets read `tokio::time::Instant`, so tests can run on
 //! paused time; the token window takes the store's clock as an argument, so
 //! every worker of a store agrees on its buckets.
+//!
+//! # Feature `testing`
+//!
+//! For gate's own tests, not covered by semver: `parity`, the AWS SDKs'
+//! retry quota and gRPC's retry throttling reproduced exactly, which the
+//! runtime does not use.
 #![forbid(unsafe_code)]
 
 mod backoff;
 mod budget;
 pub mod cost;
 mod error;
-mod parity;
+#[cfg(feature = "testing")]
+pub mod parity;
 mod retry;
 mod task;
 mod tokens;
@@ -85,10 +90,6 @@ mod window;
 pub use backoff::{Backoff, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, Jitter, MAX_BACKOFF_CAP, Pushback};
 pub use budget::Budget;
 pub use error::BudgetError;
-pub use parity::{
-    AWS_NO_RETRY_INCREMENT, AWS_QUOTA_CAPACITY, AWS_RETRY_COST, AWS_TIMEOUT_RETRY_COST, QuotaExhausted, QuotaPermit,
-    RetryCost, RetryQuota, RetryThrottle,
-};
 pub use retry::{MAX_MIN_PER_SEC, RetryBudget};
 pub use task::{
     AttemptBudget, AttemptsExhausted, DEFAULT_ADDED_LATENCY, DEFAULT_MAX_REPAIRS, Grant, LatencyBudget, LatencyRefusal,

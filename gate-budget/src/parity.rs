@@ -1,12 +1,12 @@
 //! Two more retry limiters, with the exact semantics of the AWS SDKs'
-//! retry quota and gRPC's retry throttling, for deployments that must match
-//! them.
+//! retry quota and gRPC's retry throttling (feature `testing`, off by
+//! default; for gate's own tests, not covered by semver).
 //!
 //! gate's own limits are [`RetryBudget`](crate::RetryBudget) and the per-task
-//! budgets; these exist because a tool that wraps an AWS or gRPC client may
-//! need gate's retries to agree with the retries the client would have made,
-//! and because reproducing two well-documented designs exactly is a check on
-//! our own arithmetic. Both are shared by reference and internally locked.
+//! budgets, and the runtime uses neither of these. They exist because
+//! reproducing two well-documented designs exactly, against their reference
+//! behaviour (`tests/parity.rs`), is a check on our own arithmetic. Both are
+//! shared by reference and internally locked.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

@@ -22,7 +22,6 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::write_out(format_args!($($arg)*)) };
 }
 
-mod catalog;
 mod check;
 mod cost;
 mod html_report;

@@ -52,7 +52,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             }
             (toolbox, unreadable)
         }
-        None => (crate::catalog::toolbox(), Vec::new()),
+        None => (gate_catalog::toolbox(), Vec::new()),
     };
     let format = args.format;
     let mut expressible: Vec<&ToolSpec> = Vec::new();

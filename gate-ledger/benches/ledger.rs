@@ -22,10 +22,8 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use gate_budget::TokenLimit;
-use gate_ledger::{
-    Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, RawPool, Storage, Store, TaskRecord, Timestamp,
-    open_store,
-};
+use gate_ledger::testing::{RawPool, Store, open_store};
+use gate_ledger::{Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, Storage, TaskRecord, Timestamp};
 use serde_json::json;
 
 const WORKERS: u64 = 16;
@@ -403,7 +401,7 @@ fn per_store(
         g.finish();
         rt.block_on(t.store.ledger().close());
         if let Some((url, schema)) = &t.cleanup {
-            let _ = rt.block_on(gate_ledger::drop_pg_schema(url, schema));
+            let _ = rt.block_on(gate_ledger::testing::drop_pg_schema(url, schema));
         }
         if let Some(dir) = &t.dir {
             let _ = std::fs::remove_dir_all(dir);

@@ -78,9 +78,15 @@
 //! retention) and [`Ledger::release`] (a first attempt given up before
 //! dispatch). Schema version 2 moved version 1's decision log, whose classes
 //! and actions were free strings, to `gate_decisions_v1`.
+//!
+//! # Feature `testing`
+//!
+//! For gate's own tests and benches, not covered by semver: the `testing`
+//! module counts a store's commits (`CountingStore`), opens a store with its
+//! SQL pool in reach (`open_store`, `RawPool`) and drops a test's PostgreSQL
+//! schema (`drop_pg_schema`).
 #![forbid(unsafe_code)]
 
-mod counting;
 mod decision;
 mod decision_id;
 mod error;
@@ -94,13 +100,14 @@ mod record;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 mod task;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod time;
 pub mod vocab;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use counting::{CommitKind, Commits, CountingStore};
 pub use decision::{
     ClassActionCount, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary,
 };
@@ -119,7 +126,7 @@ pub use record::{
     SweepReport,
 };
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use sql::{RawPool, SCHEMA_VERSION};
+pub use sql::SCHEMA_VERSION;
 pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
 pub use vocab::{Action, Ambiguity, FailureClass, FailureReason};
@@ -187,41 +194,14 @@ impl Default for LedgerConfig {
     }
 }
 
-/// An opened store: the ledger plus, for SQL stores, access to the pool
-/// underneath (for checks, fault-injection tests and benchmarks).
-#[derive(Clone, Debug)]
-pub struct Store {
-    ledger: Arc<dyn Storage>,
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    raw: Option<RawPool>,
+/// A store just opened, by kind: [`open_with`] hands it out as one
+/// [`Storage`]; the `testing` module also reaches into its backend.
+enum Opened {
+    Memory(Arc<Core<MemoryBackend>>),
     #[cfg(feature = "sqlite")]
-    sqlite: Option<Arc<Core<SqliteBackend>>>,
-}
-
-impl Store {
-    /// The store: ledger and task store.
-    pub fn ledger(&self) -> Arc<dyn Storage> {
-        self.ledger.clone()
-    }
-
-    /// The SQL pool, for SQL stores.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub fn raw(&self) -> Option<&RawPool> {
-        self.raw.as_ref()
-    }
-
-    /// For SQLite: `PRAGMA journal_mode` and `PRAGMA synchronous` as a pooled
-    /// connection reports them (expected: `wal` and 2 = FULL); `None` for
-    /// every other store.
-    pub async fn sqlite_pragmas(&self) -> Result<Option<(String, i64)>, LedgerError> {
-        // Present without the `sqlite` feature too, so a check over every
-        // store compiles in every build.
-        #[cfg(feature = "sqlite")]
-        if let Some(core) = &self.sqlite {
-            return Ok(Some(core.backend.pragmas().await?));
-        }
-        Ok(None)
-    }
+    Sqlite(Arc<Core<SqliteBackend>>),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<Core<PgBackend>>),
 }
 
 /// Opens the store named by `url` with default settings.
@@ -236,26 +216,24 @@ pub async fn open(url: &str) -> Result<Arc<dyn Storage>, LedgerError> {
 
 /// Opens the store named by `url` with `config`.
 pub async fn open_with(url: &str, config: &LedgerConfig) -> Result<Arc<dyn Storage>, LedgerError> {
-    Ok(open_store(url, config).await?.ledger)
+    Ok(match open_backend(url, config).await? {
+        Opened::Memory(core) => core,
+        #[cfg(feature = "sqlite")]
+        Opened::Sqlite(core) => core,
+        #[cfg(feature = "postgres")]
+        Opened::Postgres(core) => core,
+    })
 }
 
-/// Opens the store named by `url` and keeps access to its pool.
-pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
+async fn open_backend(url: &str, config: &LedgerConfig) -> Result<Opened, LedgerError> {
     let trimmed = url.trim();
     if trimmed == "memory:" || trimmed == "memory://" {
-        let core = Core {
+        return Ok(Opened::Memory(Arc::new(Core {
             backend: MemoryBackend::new(config.memory_decisions),
             clock: config.clock.clone(),
             retention: config.retention,
             kind: StoreKind::Memory,
-        };
-        return Ok(Store {
-            ledger: Arc::new(core),
-            #[cfg(any(feature = "sqlite", feature = "postgres"))]
-            raw: None,
-            #[cfg(feature = "sqlite")]
-            sqlite: None,
-        });
+        })));
     }
     if trimmed.starts_with("sqlite:") {
         return open_sqlite(trimmed, config).await;
@@ -279,47 +257,32 @@ fn sql_options(config: &LedgerConfig) -> SqlOptions {
 }
 
 #[cfg(feature = "sqlite")]
-async fn open_sqlite(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
-    let backend = SqliteBackend::open(url, &sql_options(config)).await?;
-    let raw = backend.raw();
-    let core = Arc::new(Core {
-        backend,
+async fn open_sqlite(url: &str, config: &LedgerConfig) -> Result<Opened, LedgerError> {
+    Ok(Opened::Sqlite(Arc::new(Core {
+        backend: SqliteBackend::open(url, &sql_options(config)).await?,
         clock: config.clock.clone(),
         retention: config.retention,
         kind: StoreKind::Sqlite,
-    });
-    Ok(Store {
-        ledger: core.clone(),
-        raw: Some(raw),
-        sqlite: Some(core),
-    })
+    })))
 }
 
 #[cfg(not(feature = "sqlite"))]
-async fn open_sqlite(url: &str, _config: &LedgerConfig) -> Result<Store, LedgerError> {
+async fn open_sqlite(url: &str, _config: &LedgerConfig) -> Result<Opened, LedgerError> {
     Err(needs_feature(url, "sqlite"))
 }
 
 #[cfg(feature = "postgres")]
-async fn open_postgres(url: &str, config: &LedgerConfig) -> Result<Store, LedgerError> {
-    let backend = PgBackend::open(url, &sql_options(config)).await?;
-    let raw = backend.raw();
-    let core = Core {
-        backend,
+async fn open_postgres(url: &str, config: &LedgerConfig) -> Result<Opened, LedgerError> {
+    Ok(Opened::Postgres(Arc::new(Core {
+        backend: PgBackend::open(url, &sql_options(config)).await?,
         clock: config.clock.clone(),
         retention: config.retention,
         kind: StoreKind::Postgres,
-    };
-    Ok(Store {
-        ledger: Arc::new(core),
-        raw: Some(raw),
-        #[cfg(feature = "sqlite")]
-        sqlite: None,
-    })
+    })))
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(url: &str, _config: &LedgerConfig) -> Result<Store, LedgerError> {
+async fn open_postgres(url: &str, _config: &LedgerConfig) -> Result<Opened, LedgerError> {
     Err(needs_feature(url, "postgres"))
 }
 
@@ -330,11 +293,4 @@ fn needs_feature(url: &str, feature: &str) -> LedgerError {
     LedgerError::invalid_url(format!(
         "the store `{url}` needs gate's `{feature}` feature (gate-ledger's `{feature}`), which this build leaves out"
     ))
-}
-
-/// Drops a PostgreSQL schema created through [`LedgerConfig::pg_schema`], with
-/// everything in it. For test clean-up.
-#[cfg(feature = "postgres")]
-pub async fn drop_pg_schema(url: &str, schema: &str) -> Result<(), LedgerError> {
-    PgBackend::drop_schema(url, schema).await
 }

@@ -553,7 +553,7 @@ mod tests {
     use crate::record::{Claim, ClaimRequest, Finish, State};
     use crate::task::TaskRecord;
     use crate::time::ManualClock;
-    use crate::{LedgerConfig, open_store};
+    use crate::{LedgerConfig, open_with};
 
     // The memory store checks a transaction's finishes again at commit (its
     // records are not locked in between, as a SQL store's rows are): a sweep
@@ -565,8 +565,7 @@ mod tests {
             clock: clock.clone(),
             ..LedgerConfig::default()
         };
-        let store = open_store("memory:", &config).await.expect("memory store");
-        let ledger = store.ledger();
+        let ledger = open_with("memory:", &config).await.expect("memory store");
         let request = ClaimRequest {
             user: "u".into(),
             key: "intent-key-000001".into(),
@@ -643,7 +642,7 @@ mod tests {
             memory_decisions: 3,
             ..LedgerConfig::default()
         };
-        let ledger = open_store("memory:", &config).await.expect("memory store").ledger();
+        let ledger = open_with("memory:", &config).await.expect("memory store");
         for id in [1, 2, 2, 3, 4, 5, 4] {
             ledger.append_decision(decision(id)).await.expect("append");
         }

@@ -1297,8 +1297,9 @@ impl SqliteBackend {
     }
 
     /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them,
-    /// for [`Store::sqlite_pragmas`](crate::Store::sqlite_pragmas) (which the
-    /// conformance suite checks).
+    /// for [`Store::sqlite_pragmas`](crate::testing::Store::sqlite_pragmas)
+    /// (which the conformance suite checks).
+    #[cfg(feature = "testing")]
     pub(crate) async fn pragmas(&self) -> Res<(String, i64)> {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?;
         let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&self.pool).await?;
@@ -1361,6 +1362,7 @@ impl PgBackend {
     }
 
     /// Drops the schema `name` and everything in it (test clean-up).
+    #[cfg(feature = "testing")]
     pub(crate) async fn drop_schema(url: &str, name: &str) -> Res<()> {
         if !valid_schema_name(name) {
             return Err(LedgerError::invalid_input(format!("bad schema name {name:?}")));
@@ -1389,50 +1391,16 @@ impl PgBackend {
     }
 }
 
-/// Raw SQL access for tests that must break the store on purpose (fault
-/// injection) or compare against bare statements (benchmarks).
-#[derive(Clone, Debug)]
-pub enum RawPool {
-    /// An SQLite pool.
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlx::SqlitePool),
-    /// A PostgreSQL pool.
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgPool),
-}
-
-impl RawPool {
-    /// Runs one statement without parameters.
-    pub async fn execute(&self, sql: &str) -> Result<u64, LedgerError> {
-        Ok(match self {
-            #[cfg(feature = "sqlite")]
-            RawPool::Sqlite(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
-            #[cfg(feature = "postgres")]
-            RawPool::Postgres(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
-        })
-    }
-
-    /// Runs one query without parameters that returns a single integer.
-    pub async fn fetch_i64(&self, sql: &str) -> Result<i64, LedgerError> {
-        Ok(match self {
-            #[cfg(feature = "sqlite")]
-            RawPool::Sqlite(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
-            #[cfg(feature = "postgres")]
-            RawPool::Postgres(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
-        })
-    }
-}
-
-#[cfg(feature = "sqlite")]
+#[cfg(all(feature = "testing", feature = "sqlite"))]
 impl SqliteBackend {
-    pub(crate) fn raw(&self) -> RawPool {
-        RawPool::Sqlite(self.pool.clone())
+    pub(crate) fn raw(&self) -> crate::testing::RawPool {
+        crate::testing::RawPool::Sqlite(self.pool.clone())
     }
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(all(feature = "testing", feature = "postgres"))]
 impl PgBackend {
-    pub(crate) fn raw(&self) -> RawPool {
-        RawPool::Postgres(self.pool.clone())
+    pub(crate) fn raw(&self) -> crate::testing::RawPool {
+        crate::testing::RawPool::Postgres(self.pool.clone())
     }
 }

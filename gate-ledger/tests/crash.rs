@@ -209,5 +209,7 @@ async fn postgres_survives_60_kills() {
     let schema = format!("gate_test_{}", common::random_suffix());
     let outcome = crash_loop(&url, Some(&schema), 60, 30).await;
     assert!(outcome.killed > 10, "killed only {}", outcome.killed);
-    gate_ledger::drop_pg_schema(&url, &schema).await.expect("drop schema");
+    gate_ledger::testing::drop_pg_schema(&url, &schema)
+        .await
+        .expect("drop schema");
 }

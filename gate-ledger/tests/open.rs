@@ -79,7 +79,8 @@ async fn bad_schema_names_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_file_is_created_and_survives_reopening() {
     use common::{charge, temp_dir};
-    use gate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State, open_store};
+    use gate_ledger::testing::open_store;
+    use gate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State};
     let dir = temp_dir("open");
     let path = dir.join("nested-name.db");
     assert!(!path.exists());
@@ -133,7 +134,7 @@ async fn postgres_schema_is_isolated() {
     assert!(la.get(&r.user, &r.key).await.expect("get").is_some());
     la.close().await;
     for s in [&a, &b] {
-        gate_ledger::drop_pg_schema(&url, s).await.expect("drop");
+        gate_ledger::testing::drop_pg_schema(&url, s).await.expect("drop");
     }
 }
 
@@ -157,7 +158,8 @@ const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_1_sqlite_file_upgrades_keeping_its_records() {
     use common::{charge, temp_dir};
-    use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION, open_store};
+    use gate_ledger::testing::open_store;
+    use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION};
     use sqlx::ConnectOptions;
     use std::str::FromStr;
     let dir = temp_dir("v1");

@@ -1,8 +1,10 @@
 //! The naive baseline the benchmark compares against: every built-in
 //! pattern (gate's table and the gitleaks rules the engine runs) compiled
-//! on its own and applied one after another with `replace_all`. Not part of the supported API (hidden from the docs);
-//! it exists so the benchmark measures the anchored engine against the
-//! obvious implementation on exactly the same rules.
+//! on its own and applied one after another with `replace_all` (feature
+//! `testing`, off by default; for gate's own tests and benches, not covered
+//! by semver). It exists so the benchmark measures the anchored engine
+//! against the obvious implementation on exactly the same rules, which are
+//! private to this crate: that is why it is here and not in the bench.
 
 use regex::Regex;
 

@@ -71,10 +71,16 @@
 //! or by a simple disguise. Generic `password=` values must look like a
 //! password (six or more characters with a digit, symbol or mixed case, or
 //! twelve or more of anything), so `password: required` is kept.
+//!
+//! # Feature `testing`
+//!
+//! For gate's own tests and benches, not covered by semver: `baseline`, the
+//! naive one-regex-after-another loop over the same rules that the
+//! benchmark measures the engine against.
 #![forbid(unsafe_code)]
 
 mod addr;
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod baseline;
 mod boundary;
 mod candidate;

@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_ledger::{
-    ClaimRequest, LedgerConfig, ManualClock, Storage, Store, Timestamp, fingerprint, minted_intent_key, open_store,
-};
+use gate_ledger::testing::{Store, open_store};
+use gate_ledger::{ClaimRequest, LedgerConfig, ManualClock, Storage, Timestamp, fingerprint, minted_intent_key};
 use serde_json::{Value, json};
 
 /// Where every test's clock starts: a fixed, realistic instant.
@@ -85,7 +84,7 @@ impl Harness {
                 // Opening may fail after the schema was created; leave nothing behind.
                 #[cfg(feature = "postgres")]
                 if let Some(schema) = &schema {
-                    let _ = gate_ledger::drop_pg_schema(&url, schema).await;
+                    let _ = gate_ledger::testing::drop_pg_schema(&url, schema).await;
                 }
                 panic!("open store: {e}");
             }
@@ -110,7 +109,7 @@ impl Harness {
         }
         #[cfg(feature = "postgres")]
         if let Some(schema) = &self.schema {
-            gate_ledger::drop_pg_schema(&self.url, schema)
+            gate_ledger::testing::drop_pg_schema(&self.url, schema)
                 .await
                 .expect("drop test schema");
         }

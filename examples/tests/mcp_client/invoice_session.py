@@ -1,6 +1,6 @@
 """One session of the official MCP Python client against invoice-mcp.
 
-Driven by gate-examples/tests/mcp_python.rs, which starts the server (or
+Driven by examples/tests/mcp_python.rs, which starts the server (or
 lets this script start it over stdio), asserts on what this script prints,
 and plays the operator: when the charge's outcome is unknown, this script
 prints an `awaiting_resolution` line and waits on stdin until the Rust test

@@ -2,19 +2,19 @@
 //! tasks, printed as a markdown table (or JSON) with its assumptions.
 //!
 //! ```sh
-//! cargo run --release -p gate-examples --example policy_sim -- --tasks 1000 --seed 7
-//! cargo run --release -p gate-examples --example policy_sim -- --mix write-timeout --json
+//! cargo run --release -p gate-policy-sim -- --tasks 1000 --seed 7
+//! cargo run --release -p gate-policy-sim -- --mix write-timeout --json
 //! ```
 //!
-//! The simulation itself is `gate_examples::sim` (the integration test
-//! drives the same code); see its module docs.
+//! The simulation itself is this crate's library (the integration test
+//! drives the same code); see its docs.
 
 use std::process::ExitCode;
 
-use gate_examples::sim::{self, Mix, Params, PydanticMessages};
+use gate_policy_sim::{self as sim, Mix, Params, PydanticMessages};
 
 const USAGE: &str = "\
-usage: policy_sim [options]
+usage: gate-policy-sim [options]
 
   --tasks N                 tasks per mix and policy (default 1000)
   --seed S                  seed of every random stream (default 7)
@@ -92,14 +92,14 @@ async fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("policy_sim: {e}\n\n{USAGE}");
+            eprintln!("gate-policy-sim: {e}\n\n{USAGE}");
             return ExitCode::from(2);
         }
     };
     let report = match sim::run(&params, &mixes).await {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("policy_sim: {e}");
+            eprintln!("gate-policy-sim: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -107,7 +107,7 @@ async fn main() -> ExitCode {
         match serde_json::to_string_pretty(&report) {
             Ok(text) => println!("{text}"),
             Err(e) => {
-                eprintln!("policy_sim: {e}");
+                eprintln!("gate-policy-sim: {e}");
                 return ExitCode::FAILURE;
             }
         }

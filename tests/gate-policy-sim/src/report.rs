@@ -1,19 +1,67 @@
-//! The report as a reader sees it: the assumptions in sentences and the
-//! markdown table, kept apart from the counting so the wording can change
-//! without touching a number.
+//! What a run produces, the one value the example prints and the test
+//! checks: a [`Row`] per mix and policy, and the [`Report`] holding them
+//! with the assumptions behind them in sentences. The run (`run.rs`) fills
+//! it and the table (`table.rs`) prints it; it is a file of its own so that
+//! neither of the two needs the other.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::params::{Mix, PydanticMessages};
-use super::policy::Policy;
-use super::run::Report;
+use serde::Serialize;
 
-pub(super) fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "–".to_owned()
-    } else {
-        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
-    }
+use super::params::{Mix, Params, PydanticMessages};
+use super::policy::Policy;
+
+/// One line of the table: one policy on one mix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The failure mix.
+    pub mix: Mix,
+    /// The policy.
+    pub policy: Policy,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Faults injected into those tasks (the same for every policy of a mix).
+    pub faults: u64,
+    /// Tasks whose every step got its result.
+    pub completed: u64,
+    /// Tasks that stopped with gate's `Fail` and its `FailureReport`.
+    pub failed_with_report: u64,
+    /// Tasks that stopped because the loop gave up or a tool raised: an
+    /// error, but no report and no record of what the tools did.
+    pub failed_unreported: u64,
+    /// Repair tokens of all tasks.
+    pub repair_tokens_total: u64,
+    /// Mean repair tokens per task.
+    pub repair_tokens_mean: f64,
+    /// 95th percentile of repair tokens per task (nearest rank).
+    pub repair_tokens_p95: u64,
+    /// Charges that ran although the same charge had already run.
+    pub duplicate_charges: u64,
+    /// Charges that ran in tasks that failed without any record of them.
+    pub unrecorded_charges: u64,
+    /// gate: charges left `outcome_unknown` in the ledger for `gate reconcile`.
+    pub charges_to_reconcile: u64,
+    /// gate: why tasks failed.
+    pub fail_reasons: BTreeMap<String, u64>,
+    /// gate: tasks where `task.repair_tokens()` differs from the simulation's
+    /// own count under the same formula (0 means the two meters agree).
+    pub metering_mismatches: u64,
+}
+
+/// The whole run: parameters, derived token sizes, and one row per mix and policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The parameters.
+    pub params: Params,
+    /// Tokens of the simulated tools' OpenAI manifest (chars / 4).
+    pub tool_definition_tokens: u64,
+    /// Tokens every task starts with: system prompt, tool definitions, user message.
+    pub base_context_tokens: u64,
+    /// The assumptions, as printed under the table.
+    pub assumptions: Vec<String>,
+    /// One row per mix and policy.
+    pub rows: Vec<Row>,
 }
 
 /// The assumptions behind the numbers, one sentence each.
@@ -75,52 +123,4 @@ pub fn assumptions(report: &Report) -> Vec<String> {
         ),
         "A duplicate charge is a charge that ran although the task's charge had already run; an unrecorded charge ran in a task that failed with no record of it (gate's timed-out charges are recorded `outcome_unknown` for `gate reconcile`).".to_owned(),
     ]
-}
-
-/// The table as markdown, with its assumptions and gate's failure reasons.
-pub fn markdown(report: &Report) -> String {
-    let mut out = String::new();
-    out.push_str(
-        "| mix | policy | completed | failed, with report | failed, no report | repair tokens/task (mean) | p95 | duplicate charges | unrecorded charges |\n",
-    );
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for row in &report.rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} |",
-            row.mix.name(),
-            row.policy.name(),
-            pct(row.completed, row.tasks),
-            pct(row.failed_with_report, row.tasks),
-            pct(row.failed_unreported, row.tasks),
-            row.repair_tokens_mean,
-            row.repair_tokens_p95,
-            row.duplicate_charges,
-            row.unrecorded_charges,
-        );
-    }
-    out.push_str("\nWhy gate failed tasks (each with a `FailureReport`):\n\n");
-    for row in report.rows.iter().filter(|r| r.policy == Policy::Gate) {
-        let reasons: Vec<String> = row.fail_reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let _ = writeln!(
-            out,
-            "- {}: {}{}",
-            row.mix.name(),
-            if reasons.is_empty() {
-                "none".to_owned()
-            } else {
-                reasons.join(", ")
-            },
-            if row.charges_to_reconcile > 0 {
-                format!(" ({} charges queued for `gate reconcile`)", row.charges_to_reconcile)
-            } else {
-                String::new()
-            }
-        );
-    }
-    out.push_str("\nAssumptions:\n\n");
-    for a in &report.assumptions {
-        let _ = writeln!(out, "- {a}");
-    }
-    out
 }

@@ -4,7 +4,7 @@
 //! The README claims that deciding from declared side effects saves repair
 //! tokens and never runs a charge twice. A claim like that needs numbers a
 //! reader can reproduce and argue with, and real model runs are neither cheap
-//! nor reproducible, so this module simulates the model and the backends
+//! nor reproducible, so this crate simulates the model and the backends
 //! while running gate itself for real: policy A is `gate::Gate` with its
 //! validator, ledger, budgets and rejection texts; only the model's reaction
 //! to a text is a coin flip, with stated probabilities.
@@ -15,19 +15,23 @@
 //! seed, the mix and the task number, and every policy replays the same fault
 //! schedule for a given task.
 //!
-//! The example `policy_sim` prints the table; `tests/policy_sim.rs` checks
-//! the invariants (gate never charges twice, the naive policy does when
-//! writes time out, the same seed gives the same table).
+//! The binary (`cargo run --release -p gate-policy-sim -- --tasks 1000 --seed
+//! 7`) prints the table; `tests/policy_sim.rs` checks the invariants (gate
+//! never charges twice, the naive policy does when writes time out, the same
+//! seed gives the same table). It is a harness that measures gate, not an
+//! example of its API, so it lives with the tests and is not published.
 //!
 //! The files follow the simulation's parts: `rng.rs` the seeded streams,
 //! `params.rs` the assumptions, `world.rs` the simulated backends, `model.rs`
 //! the simulated model, `policy.rs` the policies, `run.rs` the run that counts
-//! them into a [`Report`], and `table.rs` the printed [`markdown`] table and
-//! [`assumptions`].
+//! them into a [`Report`], `report.rs` the report with its [`assumptions`],
+//! and `table.rs` the printed [`markdown`] table.
+#![forbid(unsafe_code)]
 
 mod model;
 mod params;
 mod policy;
+mod report;
 mod rng;
 mod run;
 mod table;
@@ -35,6 +39,7 @@ mod world;
 
 pub use params::{Mix, ParamError, Params, PydanticMessages, Rates};
 pub use policy::Policy;
+pub use report::{Report, Row, assumptions};
 pub use rng::SplitMix64;
-pub use run::{Report, Row, SimError, run};
-pub use table::{assumptions, markdown};
+pub use run::{SimError, run};
+pub use table::markdown;

@@ -1,13 +1,13 @@
 //! The example toolbox: one tool per argument shape.
 //!
-//! `gate manifest` prints it when no `--tools` file is given, and the
-//! manifest tests compare its output in every dialect with the expected
-//! files under `tests/manifests/`. It lives here, in the command that ships
-//! it, so the command needs no example crate; the facade's manifest tests
-//! include this file by path, so both test the same catalog.
-// The argument types' fields shape the schemas; the tools only echo them
-// through `Debug`, which dead-code analysis does not count as a read.
-#![expect(dead_code, reason = "argument fields exist for their schemas")]
+//! `gate manifest` prints it when no `--tools` file is given, and gate's
+//! manifest tests (`tests/manifests.rs`) compare its output in every
+//! dialect with the expected files under `tests/manifests/`. It is a crate
+//! of its own so that both depend on the same catalog without one reaching
+//! into the other's sources. It is published because the command ships it,
+//! and it takes `gate` without default features because the tests that
+//! check it also run in gate's lean build.
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 

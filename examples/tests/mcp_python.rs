@@ -123,7 +123,7 @@ fn start_http_server(store: &str) -> (Child, String, BufReader<ChildStderr>) {
 fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
     let dir = scratch(mode);
     let store = format!("sqlite:{}", dir.join("gate.db").display());
-    let script = workspace().join("gate-examples/tests/mcp_client/invoice_session.py");
+    let script = workspace().join("examples/tests/mcp_client/invoice_session.py");
     let mut client = Command::new(python());
     client.arg(&script).args(["--mode", mode]);
     if name_task {

@@ -82,7 +82,7 @@ impl Commits {
 ///
 /// ```
 /// # async fn demo() -> Result<(), gate_ledger::LedgerError> {
-/// use gate_ledger::{CountingStore, CommitKind};
+/// use gate_ledger::testing::{CommitKind, CountingStore};
 /// let store = CountingStore::new(gate_ledger::open("memory:").await?);
 /// // … hand `store.clone()` to the runtime, make one call …
 /// assert_eq!(store.commits().of(CommitKind::Transaction), 0);

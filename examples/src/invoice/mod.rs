@@ -1,6 +1,6 @@
 //! The invoice agent: gate end to end, on simulated parts, in four scenes.
 //!
-//! Each scenario is a scripted conversation (under `gate-examples/scenarios/`)
+//! Each scenario is a scripted conversation (under `examples/scenarios/`)
 //! played against the real runtime, with faults planned into the simulated
 //! backend so that every decision gate makes appears: rejections fixed in one
 //! round trip, a corrected retry with a widen hint, a 403 answered by the

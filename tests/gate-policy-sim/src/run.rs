@@ -1,18 +1,17 @@
 //! Running every policy on every mix and counting the results into the
-//! rows of the report, the one value the example prints and the test checks.
+//! rows of the report (`report.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use gate::budget::estimate_tokens;
 use gate::{Budget, Dialect, Gate};
-use serde::Serialize;
 
 use super::model::{Planned, plan};
 use super::params::{Mix, ParamError, Params};
 use super::policy::{End, Policy, TaskResult, base_context, gate_task, naive_task, pydantic_task};
+use super::report::{Report, Row, assumptions};
 use super::rng::{STREAM_MODEL, SplitMix64};
-use super::table::assumptions;
 use super::world::{Fault, SimTools, World, lock};
 
 /// Why the simulation could not run.
@@ -33,43 +32,7 @@ impl From<ParamError> for SimError {
     }
 }
 
-/// One line of the table: one policy on one mix.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
-    /// The failure mix.
-    pub mix: Mix,
-    /// The policy.
-    pub policy: Policy,
-    /// Tasks run.
-    pub tasks: u64,
-    /// Faults injected into those tasks (the same for every policy of a mix).
-    pub faults: u64,
-    /// Tasks whose every step got its result.
-    pub completed: u64,
-    /// Tasks that stopped with gate's `Fail` and its `FailureReport`.
-    pub failed_with_report: u64,
-    /// Tasks that stopped because the loop gave up or a tool raised: an
-    /// error, but no report and no record of what the tools did.
-    pub failed_unreported: u64,
-    /// Repair tokens of all tasks.
-    pub repair_tokens_total: u64,
-    /// Mean repair tokens per task.
-    pub repair_tokens_mean: f64,
-    /// 95th percentile of repair tokens per task (nearest rank).
-    pub repair_tokens_p95: u64,
-    /// Charges that ran although the same charge had already run.
-    pub duplicate_charges: u64,
-    /// Charges that ran in tasks that failed without any record of them.
-    pub unrecorded_charges: u64,
-    /// gate: charges left `outcome_unknown` in the ledger for `gate reconcile`.
-    pub charges_to_reconcile: u64,
-    /// gate: why tasks failed.
-    pub fail_reasons: BTreeMap<String, u64>,
-    /// gate: tasks where `task.repair_tokens()` differs from the simulation's
-    /// own count under the same formula (0 means the two meters agree).
-    pub metering_mismatches: u64,
-}
-
+// The row's shape is the report's; counting results into it is the run's.
 impl Row {
     fn new(mix: Mix, policy: Policy, results: &[TaskResult], faults: u64) -> Self {
         let tasks = results.len() as u64;
@@ -116,21 +79,6 @@ impl Row {
                 .count() as u64,
         }
     }
-}
-
-/// The whole run: parameters, derived token sizes, and one row per mix and policy.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Report {
-    /// The parameters.
-    pub params: Params,
-    /// Tokens of the simulated tools' OpenAI manifest (chars / 4).
-    pub tool_definition_tokens: u64,
-    /// Tokens every task starts with: system prompt, tool definitions, user message.
-    pub base_context_tokens: u64,
-    /// The assumptions, as printed under the table.
-    pub assumptions: Vec<String>,
-    /// One row per mix and policy.
-    pub rows: Vec<Row>,
 }
 
 /// Runs every policy on every mix in `mixes`.

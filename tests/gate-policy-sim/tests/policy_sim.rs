@@ -3,7 +3,7 @@
 //! confirm is in the ledger, gate's token meter agrees with the simulation's
 //! formula, and the same seed gives the same table.
 
-use gate_examples::sim::{self, Mix, Params, Policy, Report, Row};
+use gate_policy_sim::{self as sim, Mix, Params, Policy, Report, Row};
 
 fn params(tasks: u64, seed: u64) -> Params {
     Params {

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use gate::ledger::{Action, DecisionQuery, LedgerConfig, RawPool, State, Storage};
+use gate::ledger::{Action, DecisionQuery, LedgerConfig, State, Storage};
+use gate_ledger::testing::RawPool;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdout, Command};
@@ -113,7 +114,7 @@ impl Store {
             Store::Sqlite { dir } => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Store::Postgres { url, schema, .. } => gate::ledger::drop_pg_schema(&url, &schema).await.unwrap(),
+            Store::Postgres { url, schema, .. } => gate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
         }
     }
 }
@@ -210,7 +211,7 @@ impl Faults {
     async fn start(store: &Store) -> Faults {
         let stop = Arc::new(AtomicBool::new(false));
         let injected = Arc::new(AtomicU64::new(0));
-        let raw = gate::ledger::open_store(&store.base_url(), &store.config(Some(1)))
+        let raw = gate_ledger::testing::open_store(&store.base_url(), &store.config(Some(1)))
             .await
             .unwrap()
             .raw()
