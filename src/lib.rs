@@ -46,13 +46,100 @@
 //! toolboxes, manifests, validation, the policy, the sanitizer, the agent
 //! loop over any [`agent::ChatModel`] and the runtime on the `memory:` store,
 //! with nothing from sqlx, reqwest or rustls. A store whose feature is off is
-//! refused by [`runtime::GateBuilder::build`] with an error naming the
-//! feature ([`runtime::GateError::is_invalid_store_url`]); the default store
+//! refused by [`GateBuilder::build`] with an error naming the
+//! feature ([`GateError::is_invalid_store_url`]); the default store
 //! is `sqlite:gate.db` in every build, so a build without `sqlite` names its
 //! store.
+//!
+//! # What is where
+//!
+//! Every item has one path. The root holds what most programs name: the
+//! macros and what a tool is made of ([`Ctx`], [`ToolError`], [`Effects`],
+//! [`Tool`], [`ToolSpec`], [`Toolbox`]), the runtime's entry points
+//! ([`Gate`], [`GateBuilder`], [`Task`], [`Budget`]), a call and the step
+//! that answers it ([`ToolCall`], [`Step`], [`Feedback`], [`ToolOutput`],
+//! [`FailureReport`], [`FailureReason`], [`FailureClass`], [`Ambiguity`],
+//! [`Action`]) and the manifests' [`Dialect`]. The rest is in a module per
+//! area, which never repeats a root item:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`runtime`] | the policy's decision table ([`runtime::decide`]) and its inputs, the classifier, decision sinks, the builder's defaults and bounds |
+//! | [`manifest`] | rendering one tool or a list in a dialect, importing other manifests |
+//! | [`provider`] | providers' tool-call and tool-result shapes |
+//! | [`agent`] | the agent loop and its model back ends |
+//! | [`budget`] | the budgets' parts: the retry budget, backoff, token windows, the cost model |
+//! | [`ledger`] | the stores: opening one, the ledger protocol, task state, the decision log |
+//! | [`sanitize`] | the sanitizer |
+//! | [`validate`] | the argument validator |
+//! | `mcp`, `rig` | the MCP server and rig tools (features of the same names) |
 #![forbid(unsafe_code)]
 
-pub use gate_core::*;
+pub use gate_core::manifest::{Dialect, ManifestError};
+pub use gate_core::runtime::{
+    Action, Ambiguity, Budget, FailureClass, FailureReason, FailureReport, Feedback, Gate, GateBuilder, GateError,
+    Step, Task, ToolCall, ToolOutput,
+};
+pub use gate_core::{
+    BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec,
+    ToolSpecError, Toolbox, ToolboxError, is_portable_tool_name,
+};
+pub use gate_core::{agent, provider, sanitize, validate};
+
+/// The runtime's parts beside its entry points (which are at the root):
+/// the policy ([`decide`](runtime::decide) and what it reads), the
+/// classifier of a tool's errors, where decision records go, and the
+/// builder's defaults and bounds.
+pub mod runtime {
+    pub use gate_core::runtime::{
+        BudgetVerdict, DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, Decision,
+        DecisionSink, History, JsonLinesSink, MAX_STORE_PATIENCE, MAX_TOOL_TIMEOUT, Situation, classify, decide,
+        ledger_state,
+    };
+}
+
+/// Tool definitions in each provider's dialect, one tool at a time or a
+/// list, and other manifests imported as tools ([`Dialect`] and
+/// [`ManifestError`] are at the root).
+pub mod manifest {
+    pub use gate_core::manifest::{
+        ImportError, UnknownDialect, import_each, import_tools, output_schema, parameters, render, tool_definition,
+    };
+}
+
+/// The budgets' parts ([`Budget`] itself is at the root): gate's retry
+/// budget, backoff, the task's attempt and latency budgets, the users'
+/// token windows, and the cost model.
+pub mod budget {
+    pub use gate_core::budget::{
+        AttemptBudget, AttemptsExhausted, Backoff, BudgetError, CHARS_PER_TOKEN, DEFAULT_ADDED_LATENCY,
+        DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, DEFAULT_MAX_REPAIRS, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW,
+        Grant, Jitter, LatencyBudget, LatencyRefusal, MAX_ADDED_LATENCY, MAX_ATTEMPTS, MAX_BACKOFF_CAP,
+        MAX_MIN_PER_SEC, MAX_REPAIR_TOKENS, Pushback, Refusal, RepairPlan, Reservation, RetryBudget, TaskBudget,
+        TaskBudgetState, TokenLimit, TokenWindow, TokensExhausted, WINDOW_BUCKETS, cost, estimate_tokens, repair_cost,
+    };
+}
+
+/// The stores (memory, SQLite, PostgreSQL) and what they keep: intent keys
+/// and the ledger protocol, task state and token windows, the decision log
+/// ([`Action`], [`FailureClass`], [`FailureReason`] and [`FailureReport`],
+/// which the log records, are at the root).
+pub mod ledger {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub use gate_core::ledger::SCHEMA_VERSION;
+    pub use gate_core::ledger::{
+        BoxFuture, Claim, ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS,
+        DEFAULT_RETENTION, DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps,
+        Lease, Ledger, LedgerConfig, LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN,
+        ManualClock, Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State,
+        Storage, StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction,
+        Timestamp, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint, key_args_fingerprint,
+        minted_intent_key, new_owner_token, open, open_with, validate_key,
+    };
+}
+
+#[doc(hidden)]
+pub use gate_core::__private;
 
 /// Derives for argument types (`Deserialize`) and result types
 /// (`Serialize`), so a tool crate needs no serde dependency of its own:

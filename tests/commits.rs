@@ -187,7 +187,7 @@ async fn a_success_whose_lease_was_lost_is_a_failure_holding_the_value() {
     let Step::Fail(report) = &step else {
         panic!("expected a failure, got {step:?}")
     };
-    assert_eq!(report.reason, gate::runtime::FailureReason::OutcomeNotRecorded);
+    assert_eq!(report.reason, gate::FailureReason::OutcomeNotRecorded);
     assert_eq!(report.outcome, Some(json!({"charge": "ch_cus_1"})));
     assert!(task.is_failed());
     let unknown = inner.list_unresolved(10).await.unwrap();

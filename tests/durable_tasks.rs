@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use gate::ledger::{Action, DecisionQuery, LedgerConfig, Storage};
-use gate::runtime::FailureReason;
+use gate::ledger::{DecisionQuery, LedgerConfig, Storage};
+use gate::{Action, FailureReason};
 use gate::{Budget, Gate, Step};
 
 mod support;

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use gate::FailureReason;
 use gate::ledger::State;
-use gate::runtime::FailureReason;
 use gate::{Budget, Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
 
@@ -130,10 +130,7 @@ impl ToolSpecTool {
     }
 }
 
-async fn gate_of(
-    tools: Vec<DynamicTool>,
-    edit: impl FnOnce(gate::runtime::GateBuilder) -> gate::runtime::GateBuilder,
-) -> Gate {
+async fn gate_of(tools: Vec<DynamicTool>, edit: impl FnOnce(gate::GateBuilder) -> gate::GateBuilder) -> Gate {
     let mut toolbox = Toolbox::new();
     for tool in tools {
         toolbox.add(tool).unwrap();

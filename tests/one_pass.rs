@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::runtime::FailureClass;
+use gate::FailureClass;
 use gate::{Gate, Step, ToolCall, tools};
 use gate_ledger::testing::{CommitKind, CountingStore};
 use schemars::JsonSchema;

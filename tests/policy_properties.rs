@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::runtime::FailureReason;
+use gate::FailureReason;
 use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use gate::budget::RetryBudget;
 use gate::ledger::State;
-use gate::runtime::{Ambiguity, FailureReason, JsonLinesSink, RetryBudget};
+use gate::runtime::JsonLinesSink;
+use gate::{Ambiguity, FailureReason};
 use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolError, tools};
 use serde_json::{Value, json};
 

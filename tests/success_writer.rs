@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use gate::ledger::{Action, DecisionQuery, LedgerConfig};
+use gate::Action;
+use gate::ledger::{DecisionQuery, LedgerConfig};
 use gate::{Gate, Step, ToolCall};
 use gate_ledger::testing::{CommitKind, CountingStore, RawPool};
 

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
+use gate::Action;
 use gate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
-use gate::ledger::Action;
 use gate::ledger::State;
 use gate::rig::GateTools;
 use gate::{Dialect, Gate};

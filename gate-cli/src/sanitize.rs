@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use gate::Sanitizer;
+use gate::sanitize::Sanitizer;
 use serde_json::Value;
 
 use crate::UsageError;

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 #[cfg(feature = "openai")]
 pub use gate_model::OpenAiCompatible;
-pub use gate_model::{ChatModel, Message, ModelError, Provider, ScriptedModel, ToolCallRequest, Turn, Usage};
+pub use gate_model::{ChatModel, Message, ModelError, ScriptedModel, ToolCallRequest, Turn, Usage};
 use serde::Serialize;
 
+use crate::provider::Provider;
 use crate::runtime::{Step, Task, ToolCall};
 use crate::{Dialect, ManifestError};
 

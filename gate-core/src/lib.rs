@@ -2,10 +2,12 @@
 //! that decides, for every failed call, whether to reject, retry with a
 //! correction, or fail and reconcile.
 //!
-//! Most users depend on the `gate` facade crate, which re-exports this crate
-//! and adds the `#[tool]` macros. This crate exists on its own so the runtime
-//! compiles without proc-macro dependencies and can be used with tools that
-//! are only known at run time.
+//! Most users depend on the `gate` facade crate, which adds the `#[tool]`
+//! macros and gives every item one path. This crate exists apart from the
+//! facade so that the crates built on the runtime (`gate-mcp`, `gate-rig`)
+//! can depend on it while the facade re-exports them behind its features;
+//! tools known only at run time ([`DynamicTool`], imported manifests) need
+//! nothing more than this crate.
 #![forbid(unsafe_code)]
 
 pub mod agent;
@@ -26,9 +28,7 @@ pub use effects::{Effects, EffectsError};
 pub use error::{BoxError, ToolError};
 pub use manifest::{Dialect, ManifestError};
 pub use provider::{Provider, ProviderError};
-pub use tool::{
-    DynamicTool, PreparedCall, Tool, ToolFuture, ToolSpec, ToolSpecError, call_contained, is_portable_tool_name,
-};
+pub use tool::{DynamicTool, PreparedCall, Tool, ToolFuture, ToolSpec, ToolSpecError, is_portable_tool_name};
 pub use toolbox::{Toolbox, ToolboxError};
 
 pub use gate_budget as budget;

@@ -521,7 +521,7 @@ impl Tool for DynamicTool {
 /// Runs a tool call so that a panic inside it becomes [`ToolError::Internal`]
 /// instead of unwinding through the agent loop: one buggy tool must not take the
 /// process (and every other task in it) down.
-pub async fn call_contained(tool: &dyn Tool, ctx: &Ctx, arguments: &str) -> Result<Value, ToolError> {
+pub(crate) async fn call_contained(tool: &dyn Tool, ctx: &Ctx, arguments: &str) -> Result<Value, ToolError> {
     let started = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(ctx, arguments)));
     match started {
         Ok(future) => CatchUnwind(future).await,

@@ -4,7 +4,8 @@
 
 use std::sync::Mutex;
 
-use gate_core::agent::{self, AgentError, AgentLimits, ChatModel, Message, ModelError, Provider, ScriptedModel, Turn};
+use gate_core::agent::{self, AgentError, AgentLimits, ChatModel, Message, ModelError, ScriptedModel, Turn};
+use gate_core::provider::Provider;
 use gate_core::{Dialect, DynamicTool, Effects, Gate, Step, ToolSpec, Toolbox};
 use gate_model::BoxFuture;
 use serde_json::{Value, json};

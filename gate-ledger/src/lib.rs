@@ -103,7 +103,7 @@ mod task;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod time;
-pub mod vocab;
+mod vocab;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,7 +129,7 @@ pub use record::{
 pub use sql::SCHEMA_VERSION;
 pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
-pub use vocab::{Action, Ambiguity, FailureClass, FailureReason};
+pub use vocab::{Action, Ambiguity, FailureClass, FailureReason, UnknownName};
 
 /// Everything gate keeps in one store: the intent [`Ledger`], its
 /// [`Reconcile`] side, the [`DecisionLog`] and the [`TaskStore`] (task state

@@ -145,6 +145,7 @@ impl FailureClass {
 
 /// What gate did with a call: the action of one decision record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Action {
     /// The tool's result (or its definitive error) went to the model.
     Return,
@@ -182,6 +183,7 @@ impl Action {
 
 /// Why a task failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FailureReason {
     /// The same rejection was about to be given twice in one repair episode:
     /// it was not actionable.

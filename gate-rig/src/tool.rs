@@ -73,6 +73,9 @@ fn reply(step: &Step) -> Reply {
         Step::Reject(_) => failed(ToolErrorKind::InvalidArgs, text, code),
         Step::Retry(feedback) => failed(retry_kind(feedback.class), text, code),
         Step::Fail(_) => return Reply::Outcome(Err(ErrorReport::new(ErrorKind::Cancelled, text).with_code(code))),
+        // A step gate adds later: the model reads its text as the tool's
+        // error, and the run goes on.
+        _ => failed(ToolErrorKind::Other, text, code),
     };
     Reply::Outcome(Ok(Outcome::ToolResult { result }))
 }

@@ -10,7 +10,7 @@
 
 use std::fmt::Display;
 
-use gate::runtime::FailureReason;
+use gate::FailureReason;
 use gate::{Step, ToolCall};
 
 #[allow(dead_code, reason = "each test crate uses a part of the support")]

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use gate::Action;
 use gate::Step;
 use gate::agent::{Ending, OpenAiCompatible};
-use gate::runtime::Action;
 use gate_examples::invoice::{DemoEvent, DemoOptions, DemoReport, ModelChoice, SCENARIOS, run_demo};
 
 /// Runs the invoice agent's scenarios and prints every call, its failure
@@ -65,12 +65,7 @@ fn print_event(event: &DemoEvent) {
         DemoEvent::Scenario { number, title, .. } => println!("\n━━ Scenario {number}: {title}"),
         DemoEvent::Call { exchange, .. } => {
             let step = &exchange.step;
-            let class = match step {
-                Step::Reject(f) | Step::Retry(f) => f.class.as_str(),
-                Step::Fail(r) => r.class.map_or("-", |c| c.as_str()),
-                Step::Return(out) if out.is_error => "definitive",
-                Step::Return(_) => "-",
-            };
+            let class = step.failure_class().map_or("-", |c| c.as_str());
             println!("  ▸ {}({})", exchange.call.name, exchange.call.arguments);
             for retry in &exchange.internal_retries {
                 println!(

@@ -422,8 +422,8 @@ fn normalized(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use gate::runtime::class::classify;
-    use gate::{FailureClass, ledger::Ambiguity};
+    use gate::runtime::classify;
+    use gate::{Ambiguity, FailureClass};
 
     use super::*;
 

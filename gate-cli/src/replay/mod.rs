@@ -39,8 +39,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use gate::runtime::Action;
-use gate::{DynamicTool, FailureClass, Gate, Step, ToolError, Toolbox};
+use gate::Action;
+use gate::{DynamicTool, FailureClass, Gate, ToolError, Toolbox};
 use serde_json::{Value, json};
 
 use crate::input::read_text;
@@ -145,13 +145,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                 let step = task.handle(logged.call.clone()).await;
                 calls += 1;
                 *actions.entry(step.action()).or_default() += 1;
-                let class = match &step {
-                    Step::Reject(f) | Step::Retry(f) => Some(f.class),
-                    Step::Fail(r) => r.class,
-                    Step::Return(out) if out.is_error => Some(FailureClass::Definitive),
-                    Step::Return(_) => None,
-                };
-                let class = class.map_or("none", FailureClass::as_str);
+                let class = step.failure_class().map_or("none", FailureClass::as_str);
                 let spent = task.repair_tokens().saturating_sub(before);
                 let theirs = spent_by_transcript.next().unwrap_or(0);
                 transcript_tokens += theirs;

@@ -15,7 +15,8 @@
 
 use std::time::Duration;
 
-pub use gate_budget::{Budget, Pushback, Refusal, RetryBudget, TaskBudget, TokenLimit, estimate_tokens, repair_cost};
+pub use gate_budget::{Budget, RetryBudget};
+use gate_budget::{Refusal, TaskBudget};
 use gate_ledger::TaskState;
 
 use super::policy::BudgetVerdict;

@@ -95,10 +95,17 @@ pub(super) fn fail(tool: &str, reason: FailureReason, intent_key: Option<&str>) 
         | FailureReason::RetryBudget
         | FailureReason::UnsafeToRetry
         | FailureReason::CorrectionDidNotHelp
-        | FailureReason::Internal => format!(
-            "STOP. `{tool}` failed and this task cannot continue. Tell the user the operation did not complete."
-        ),
+        | FailureReason::Internal => cannot_continue(tool),
+        // A reason the vocabulary gains is said in these words until it has
+        // words of its own (a test lists every reason that shares them).
+        _ => cannot_continue(tool),
     }
+}
+
+/// What the model is told when a task stops for a reason with no more to
+/// say than that.
+fn cannot_continue(tool: &str) -> String {
+    format!("STOP. `{tool}` failed and this task cannot continue. Tell the user the operation did not complete.")
 }
 
 /// What a person should check first, by reason.
@@ -149,7 +156,15 @@ pub(super) fn next_check(
         FailureReason::TaskFailed => {
             format!("The task had already failed; see its report in `gate reconcile list`.{reopen}")
         }
+        // A reason the vocabulary gains, until it has a check of its own (a
+        // test holds every reason to one).
+        _ => unfamiliar_check(reason, tool, &reopen),
     }
+}
+
+/// What a person is told to check for a reason with no check of its own.
+fn unfamiliar_check(reason: FailureReason, tool: &str, reopen: &str) -> String {
+    format!("`{tool}` failed ({reason}); the report's last error says why.{reopen}")
 }
 
 /// The earlier failure a call to a failed task is answered with, for the
@@ -182,6 +197,29 @@ mod tests {
                     || check.contains("gate reconcile resolve gk1-key"),
                 "{reason}: {check}"
             );
+        }
+    }
+
+    /// `FailureReason` is `#[non_exhaustive]`, so the matches above end in a
+    /// wildcard: this is what says a reason was given no words of its own.
+    #[test]
+    fn every_reason_has_words_of_its_own_unless_listed_as_sharing_them() {
+        use FailureReason::*;
+        let sharing = [
+            AttemptBudget,
+            TokenBudget,
+            LatencyBudget,
+            RetryBudget,
+            UnsafeToRetry,
+            CorrectionDidNotHelp,
+            Internal,
+        ];
+        for reason in FailureReason::ALL.iter().copied() {
+            let shares = fail("charge_card", reason, None) == cannot_continue("charge_card");
+            assert_eq!(shares, sharing.contains(&reason), "{reason}");
+            let reopen = " Then `gate reconcile reopen task-7 --user u1` lets the task run again.";
+            let check = next_check(reason, "charge_card", None, "task-7", "u1");
+            assert_ne!(check, unfamiliar_check(reason, "charge_card", reopen), "{reason}");
         }
     }
 

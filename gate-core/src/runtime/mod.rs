@@ -9,7 +9,7 @@
 //! Every call takes one way, written out in `Task::handle` (task.rs), each
 //! stage a file named after it that takes explicit inputs (the gate's
 //! shared part, the call, the admitted call, the task as a read-only
-//! [`TaskView`](view::TaskView)) and returns a value; only the task applies
+//! `TaskView`) and returns a value; only the task applies
 //! what the last stage returns:
 //!
 //! ```text
@@ -27,7 +27,7 @@
 //! render      the texts the model and the operator read                   render.rs
 //! ```
 //!
-//! Each stage before the decision ends in an [`Attempt`](attempt::Attempt):
+//! Each stage before the decision ends in an `Attempt`:
 //! a refusal, a replay, a stop, a result or a failure. An internal retry
 //! goes round again from the claim, after the pause the decision set; the
 //! gate's retry budget pays for it there, once it is recorded.
@@ -42,30 +42,32 @@
 //!
 //! Beside the stages: `gate` (the shared part), `builder` (settings and
 //! [`GateError`]), `view` (the task as stages read it), `identity` (a
-//! call's fingerprints and derived key, computed when needed), [`policy`]
-//! (the decision table and the ledger state it implies), [`budget`],
-//! `persist` (store writes sent again while the store fails), `usage` (a
-//! model turn's report), `messages` (every text), [`step`], [`log`] and
-//! `writer` (the background writer of quiet successes' records).
+//! call's fingerprints and derived key, computed when needed), `policy`
+//! ([`decide`]: the decision table and the ledger state it implies),
+//! `budget` (the budgets as the runtime asks them), `persist` (store writes
+//! sent again while the store fails), `usage` (a model turn's report),
+//! `messages` (every text), `step` ([`ToolCall`] in, [`Step`] out), `log`
+//! ([`DecisionSink`]) and `writer` (the background writer of quiet
+//! successes' records).
 
 mod admit;
 mod attempt;
-pub mod budget;
+mod budget;
 mod builder;
 mod choose;
 mod claim;
-pub mod class;
+mod class;
 mod gate;
 mod identity;
-pub mod log;
+mod log;
 mod messages;
 mod persist;
-pub mod policy;
+mod policy;
 mod quiet;
 mod render;
 mod run;
 mod settle;
-pub mod step;
+mod step;
 mod task;
 mod usage;
 mod view;

@@ -111,6 +111,7 @@ pub struct Situation {
 
 /// What to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Give the failure to the model as the tool's (error) result.
     Return,

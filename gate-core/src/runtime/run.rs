@@ -19,8 +19,8 @@ use super::attempt::Attempt;
 use super::gate::Inner;
 use super::step::ToolCall;
 use super::view::TaskView;
-use crate::tool::run_contained;
-use crate::{Ctx, PreparedCall, Tool, ToolError, call_contained};
+use crate::tool::{call_contained, run_contained};
+use crate::{Ctx, PreparedCall, Tool, ToolError};
 
 /// Runs `admitted` once under `lease` (the claim's, for a side effect) and
 /// says what came of it.

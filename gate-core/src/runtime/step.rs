@@ -94,6 +94,7 @@ pub struct Feedback {
 /// What the runtime decided about one call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Step {
     /// The tool's result (or definitive error) goes to the model.
     Return(ToolOutput),
@@ -131,6 +132,18 @@ impl Step {
             Step::Return(out) => &out.tool,
             Step::Reject(f) | Step::Retry(f) => &f.tool,
             Step::Fail(report) => &report.tool,
+        }
+    }
+
+    /// The failure class behind the step, if any: a rejection's or a
+    /// correction's, a failed task's, and `Definitive` for a definitive
+    /// error returned as the result; `None` for a success.
+    pub fn failure_class(&self) -> Option<FailureClass> {
+        match self {
+            Step::Return(out) if out.is_error => Some(FailureClass::Definitive),
+            Step::Return(_) => None,
+            Step::Reject(f) | Step::Retry(f) => Some(f.class),
+            Step::Fail(report) => report.class,
         }
     }
 

@@ -152,6 +152,8 @@ fn outcome(step: &Step) -> Value {
         Step::Reject(_) => json!({"outcome": "reject"}),
         Step::Retry(_) => json!({"outcome": "retry"}),
         Step::Fail(report) => json!({"outcome": "fail", "reason": report.reason}),
+        // A step the load's tools cannot earn, named by its action.
+        other => json!({"outcome": other.action()}),
     }
 }
 

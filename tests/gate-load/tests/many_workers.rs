@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use gate::ledger::{Action, DecisionQuery, LedgerConfig, State, Storage};
+use gate::Action;
+use gate::ledger::{DecisionQuery, LedgerConfig, State, Storage};
 use gate_ledger::testing::RawPool;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};

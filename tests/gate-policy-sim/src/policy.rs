@@ -5,8 +5,8 @@
 
 use std::sync::Mutex;
 
+use gate::FailureReason;
 use gate::budget::estimate_tokens;
-use gate::runtime::FailureReason;
 use gate::{Gate, Step, ToolCall, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -130,6 +130,12 @@ pub(super) async fn gate_task(
                 }
                 Step::Fail(report) => {
                     end = End::FailedWithReport(report.reason);
+                    break 'task;
+                }
+                // A step the simulated tools cannot earn (they declare no
+                // approval): counted as a task the loop could not finish.
+                _ => {
+                    end = End::FailedUnreported;
                     break 'task;
                 }
             }
