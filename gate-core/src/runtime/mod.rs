@@ -6,24 +6,24 @@
 //!
 //! # The pipeline
 //!
-//! Every call takes one way, written out in `Task::handle` (task.rs), each
-//! stage a file named after it that takes explicit inputs (the gate's
+//! Every call takes one way, written out in `Task::pipeline` (task.rs),
+//! each stage a file named after it that takes explicit inputs (the gate's
 //! shared part, the call, the admitted call, the task as a read-only
-//! `TaskView`) and returns a value; only the task applies
-//! what the last stage returns:
+//! `TaskView`) and returns a value; only the task applies what the last
+//! stage returns:
 //!
 //! ```text
 //! terminal?   a failed task runs nothing more (rule 7)                    task.rs
 //! admit       resolve the tool, check its scopes, validate and parse the
-//!             arguments, refuse a repeated failed call (rule 3)          admit.rs
+//!             arguments, refuse a repeated failed call (rule 3)           admit.rs
 //!   ┆ guard     (seam) is the call steered by a third party's text?
 //!   ┆ approval  (seam) has a person agreed, where one must?
 //! claim       a side effect's intent with its dispatch, one commit        claim.rs
 //! run         the tool, with its context, panics contained, timed out     run.rs
 //! classify    a failure's class                                           class.rs
-//! choose      the policy's decision under the task's budgets, pure        choose.rs
+//! choose      the policy's decision under the budgets; changes nothing    choose.rs
 //! settle      step, task state and decision record: one commit            settle.rs
-//!             (a quiet success: no commit, the background writer)      quiet.rs
+//!             (a quiet success: no commit, the background writer)        quiet.rs
 //! render      the texts the model and the operator read                   render.rs
 //! ```
 //!

@@ -1,10 +1,11 @@
 //! [`Task`]: one agent task, and the pipeline every call of it goes through.
 //!
-//! [`Task::handle`] reads as the pipeline does (see the module docs of
-//! `runtime` for the stages and where new ones go); each stage is a file of
-//! its own taking the task as a read-only [`TaskView`] and returning a
-//! value. This file holds what only the task can do: load and reload its
-//! state, take a settled decision as its new state, and log it.
+//! [`Task::handle`] runs the pipeline, written out in one function
+//! (`Task::pipeline`; the module docs of `runtime` say what each stage does
+//! and where new ones go). Each stage is a file of its own taking the task
+//! as a read-only [`TaskView`] and returning a value; this file holds what
+//! only the task can do: load and reload its state, take a settled decision
+//! as its new state, and log it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
