@@ -724,7 +724,8 @@ macro_rules! sql_backend {
         /// A SQL backend over one connection pool.
         #[derive(Debug)]
         pub(crate) struct $name {
-            pool: $pool,
+            /// The connections; the `testing` module hands them out raw.
+            pub(crate) pool: $pool,
             sql: Statements,
             /// SQLite only: serialises this process's writes. SQLite admits one
             /// writer per file; without the gate, writers of one process
@@ -1297,8 +1298,7 @@ impl SqliteBackend {
     }
 
     /// `PRAGMA journal_mode` and `PRAGMA synchronous` as the store runs them,
-    /// for [`Store::sqlite_pragmas`](crate::testing::Store::sqlite_pragmas)
-    /// (which the conformance suite checks).
+    /// for the conformance suite (through the `testing` module's store).
     #[cfg(feature = "testing")]
     pub(crate) async fn pragmas(&self) -> Res<(String, i64)> {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?;
@@ -1388,19 +1388,5 @@ impl PgBackend {
         }
         sqlx::Connection::close(conn).await?;
         Ok(())
-    }
-}
-
-#[cfg(all(feature = "testing", feature = "sqlite"))]
-impl SqliteBackend {
-    pub(crate) fn raw(&self) -> crate::testing::RawPool {
-        crate::testing::RawPool::Sqlite(self.pool.clone())
-    }
-}
-
-#[cfg(all(feature = "testing", feature = "postgres"))]
-impl PgBackend {
-    pub(crate) fn raw(&self) -> crate::testing::RawPool {
-        crate::testing::RawPool::Postgres(self.pool.clone())
     }
 }

@@ -73,13 +73,13 @@ pub async fn open_store(url: &str, config: &LedgerConfig) -> Result<Store, Ledge
         },
         #[cfg(feature = "sqlite")]
         Opened::Sqlite(core) => Store {
-            raw: Some(core.backend.raw()),
+            raw: Some(RawPool::Sqlite(core.backend.pool.clone())),
             ledger: core.clone(),
             sqlite: Some(core),
         },
         #[cfg(feature = "postgres")]
         Opened::Postgres(core) => Store {
-            raw: Some(core.backend.raw()),
+            raw: Some(RawPool::Postgres(core.backend.pool.clone())),
             ledger: core,
             #[cfg(feature = "sqlite")]
             sqlite: None,
