@@ -13,9 +13,12 @@
 //!
 //! Deposit on each call's first attempt (not on each success, so a run of
 //! failures does not starve the budget of the credit those calls earned) and
-//! withdraw before each retry. gate's runtime does exactly that when a gate
-//! is given one (`GateBuilder::retry_budget`): every handled call deposits,
-//! every resend gate makes without the model withdraws. It lives in one
+//! withdraw before each retry. gate's runtime does that when a gate is given
+//! one (`GateBuilder::retry_budget`): every handled call deposits; a resend
+//! is chosen only when [`available`](RetryBudget::available) says one is
+//! there, and paid for with [`spend`](RetryBudget::spend) when it is sent,
+//! after its decision is recorded (a decision may be made more than once
+//! before it is). It lives in one
 //! process's memory, which is what a ratio needs: N workers each resending
 //! a share of their own calls resend that share of all calls; only the
 //! reserve is granted once per worker.
