@@ -18,10 +18,9 @@
 //! is chosen only when [`available`](RetryBudget::available) says one is
 //! there, and paid for with [`spend`](RetryBudget::spend) when it is sent,
 //! after its decision is recorded (a decision may be made more than once
-//! before it is). It lives in one
-//! process's memory, which is what a ratio needs: N workers each resending
-//! a share of their own calls resend that share of all calls; only the
-//! reserve is granted once per worker.
+//! before it is). It lives in one process's memory, which is what a ratio
+//! needs: N workers each resending a share of their own calls resend that
+//! share of all calls; only the reserve is granted once per worker.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
