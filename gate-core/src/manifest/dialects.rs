@@ -95,7 +95,7 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
         Dialect::Gemini => {
             let name = "Gemini `parameters`";
             common(&mut s, Recursion::Refuse, GEMINI_FORMATS)?;
-            refuse_keywords(&mut s, UNSUPPORTED_IN_STRICT_AND_GEMINI, name)?;
+            refuse_keywords(&mut s, &[UNSUPPORTED_IN_STRICT_AND_GEMINI], name)?;
             refuse_untyped(&mut s, name)?;
             give_tuples_items(&mut s, true)?;
             drop_closed_marker(&mut s, name)?;
@@ -113,7 +113,7 @@ pub(crate) fn schema(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Problem
         Dialect::GeminiJsonSchema => {
             let name = "Gemini `parametersJsonSchema`";
             common(&mut s, Recursion::Keep, STANDARD_FORMATS)?;
-            refuse_keywords(&mut s, UNSUPPORTED_IN_STRICT_AND_GEMINI, name)?;
+            refuse_keywords(&mut s, &[UNSUPPORTED_IN_STRICT_AND_GEMINI], name)?;
             give_tuples_items(&mut s, false)?;
             type_arrays_to_any_of(&mut s)?;
             const_to_enum(&mut s)?;

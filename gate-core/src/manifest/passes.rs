@@ -78,30 +78,14 @@ pub(crate) const UNSUPPORTED_IN_STRICT_AND_GEMINI: &[&str] = &[
     "contains",
 ];
 
-/// Keywords no strict dialect supports: those of
-/// [`UNSUPPORTED_IN_STRICT_AND_GEMINI`], then `minContains`, `maxContains`
-/// and `prefixItems`, which Gemini does not refuse (its passes turn tuples
-/// into arrays).
-pub(crate) const UNSUPPORTED_IN_STRICT: &[&str] = &concat::<15>(
-    UNSUPPORTED_IN_STRICT_AND_GEMINI,
-    &["minContains", "maxContains", "prefixItems"],
-);
+/// Keywords a strict dialect refuses beyond
+/// [`UNSUPPORTED_IN_STRICT_AND_GEMINI`]: Gemini's passes turn tuples into
+/// arrays, so it takes these.
+const UNSUPPORTED_IN_STRICT_ONLY: &[&str] = &["minContains", "maxContains", "prefixItems"];
 
-/// `head` then `tail` as one list, so a keyword list built on another
-/// names the shared keywords once; `N` is checked at compile time.
-const fn concat<const N: usize>(head: &[&'static str], tail: &[&'static str]) -> [&'static str; N] {
-    assert!(
-        head.len() + tail.len() == N,
-        "N must be the length of both lists together"
-    );
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = if i < head.len() { head[i] } else { tail[i - head.len()] };
-        i += 1;
-    }
-    out
-}
+/// Keywords no strict dialect supports, in the order a node's first one is
+/// reported.
+pub(crate) const UNSUPPORTED_IN_STRICT: &[&[&str]] = &[UNSUPPORTED_IN_STRICT_AND_GEMINI, UNSUPPORTED_IN_STRICT_ONLY];
 
 /// Drops the document-level keywords no provider wants in a tool schema.
 pub(crate) fn strip_document_keywords(root: &mut Value) {
@@ -195,11 +179,11 @@ pub(crate) fn flatten_single_all_of(root: &mut Value) -> Result<(), Problem> {
     })
 }
 
-/// Reports the first keyword of `keywords` found anywhere.
-pub(crate) fn refuse_keywords(root: &mut Value, keywords: &[&str], dialect: &str) -> Result<(), Problem> {
+/// Reports the first keyword of `keywords` (lists read in order) found anywhere.
+pub(crate) fn refuse_keywords(root: &mut Value, keywords: &[&[&str]], dialect: &str) -> Result<(), Problem> {
     each_object(
         root,
-        &mut |node, path| match keywords.iter().find(|k| node.contains_key(**k)) {
+        &mut |node, path| match keywords.iter().copied().flatten().find(|k| node.contains_key(**k)) {
             Some(&"prefixItems") => Err(Problem::at(
                 path,
                 format!("tuples (`prefixItems`) cannot be expressed in {dialect}; use a struct with named fields"),
