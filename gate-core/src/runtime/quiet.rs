@@ -19,7 +19,7 @@ use super::budget::task_budget;
 use super::choose::Case;
 use super::gate::Inner;
 use super::render;
-use super::settle::Settled;
+use super::settle::{Settled, recorded_key};
 use super::step::{Step, ToolCall};
 use super::view::TaskView;
 
@@ -96,10 +96,7 @@ fn quiet_success(
         repair_tokens: 0,
         latency_added_ms: 0,
         message_hash: String::new(),
-        intent_key: admitted
-            .logged_key(task.id)
-            .map(str::to_owned)
-            .or_else(|| task.intent_key_for(&call.name)),
+        intent_key: recorded_key(task, call, Some(admitted)),
     };
     Settled {
         task: None,

@@ -128,10 +128,7 @@ pub(super) fn settle(
         stamp,
         decision,
         effects,
-        intent_key: case
-            .admitted
-            .and_then(|a| a.logged_key(task.id).map(str::to_owned))
-            .or_else(|| task.intent_key_for(&case.call.name)),
+        intent_key: recorded_key(task, case.call, case.admitted),
         failed_state: match (&case.attempt, choice.class) {
             (Attempt::Failed { lease: Some(_), .. }, Some(class)) => Some(ledger_state(class, decision, effects)),
             _ => None,
@@ -511,6 +508,15 @@ fn remember_failed_call(state: &mut TaskState, call_fp: &str) {
     if !state.failed_calls.iter().any(|fp| fp == call_fp) {
         state.failed_calls.push(call_fp.to_owned());
     }
+}
+
+/// The intent key a decision record names: the key the admitted call
+/// claims or declares, or, for a call refused before admission, the
+/// declared intent's key for the tool it named.
+pub(super) fn recorded_key(task: TaskView<'_>, call: &ToolCall, admitted: Option<&Admitted<'_>>) -> Option<String> {
+    admitted
+        .and_then(|a| a.logged_key(task.id).map(str::to_owned))
+        .or_else(|| task.intent_key_for(&call.name))
 }
 
 /// The tool a decision record names: the toolbox's own string when the
