@@ -12,6 +12,14 @@ use crate::{UsageError, load_toolbox};
 
 /// Arguments of `gate check`.
 #[derive(clap::Args)]
+#[command(
+    after_help = r#"Exit status: 0 every call is valid; 1 a call was rejected (its verdict says why); 2 bad input.
+
+Examples:
+  gate manifest --format mcp > tools.json
+  gate check --tools tools.json calls.jsonl
+  echo '{"name": "move_pallet", "arguments": {"pallet": "p-7", "position": [3, 12]}}' | gate check --tools tools.json"#
+)]
 pub(crate) struct Args {
     /// The tool list, in any provider's format.
     #[arg(long)]

@@ -9,6 +9,9 @@ use crate::UsageError;
 
 /// Arguments of `gate cost`.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  gate cost --steps 3 --system 4000 --per-step 2000
+  gate cost --steps 20 --system 4000 --per-step 2000 --retry-rate 0.1 --json")]
 pub(crate) struct Args {
     /// Steps of the agent.
     #[arg(long)]

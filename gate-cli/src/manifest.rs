@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use gate::manifest::{render, tool_definition};
 use gate::{Dialect, ToolSpec};
 
+use crate::choice::Choice;
 use crate::{UsageError, load_readable_tools};
 
 /// Arguments of `gate manifest`.
@@ -13,12 +14,17 @@ use crate::{UsageError, load_readable_tools};
     after_help = "Exit status: 0 the manifest was printed; 1 a tool (each is named on standard error) \
                         or the whole list cannot be expressed in the format; 2 bad input. With \
                         --skip-unsupported: 0 when at least one tool was converted (or the list is empty), \
-                        1 when none could be or the converted tools exceed a limit of the whole request."
+                        1 when none could be or the converted tools exceed a limit of the whole request.
+
+Examples:
+  gate manifest --format anthropic
+  gate manifest --format mcp > tools.json
+  gate manifest --format openai-responses --tools tools.json
+  gate manifest --format openai-strict --tools tools.json --skip-unsupported"
 )]
 pub(crate) struct Args {
-    /// Target format: openai, openai-strict, openai-responses, anthropic,
-    /// anthropic-strict, gemini, gemini-json, mcp, mcp-2025-11-25.
-    #[arg(long, value_parser = parse_dialect)]
+    /// Target format.
+    #[arg(long, value_parser = Choice::new(Dialect::ALL.map(Dialect::name), parse_dialect))]
     format: Dialect,
     /// A tool list in any of those formats (or MCP `tools/list` output) to
     /// convert; `-` reads standard input. Without it, the example toolbox.

@@ -14,6 +14,7 @@ use gate::ledger::{Resolution, ResolveRequest, State, Storage, TaskRecord};
 use gate::runtime::DEFAULT_STORE;
 use serde_json::Value;
 
+use crate::choice::Choice;
 use crate::html_report::date::fmt_time;
 use crate::{UsageError, runtime};
 
@@ -26,6 +27,9 @@ const LIST_LIMIT: u32 = 1000;
 pub(crate) enum Command {
     /// What waits for a person: intents whose outcome is unknown (oldest
     /// first), then failed tasks (those that need reconciliation first).
+    #[command(after_help = "Examples:
+  gate reconcile list
+  gate reconcile list --store sqlite:gate.db --json")]
     List {
         /// The ledger store URL; its SQLite file must exist [default:
         /// sqlite:gate.db]
@@ -37,6 +41,11 @@ pub(crate) enum Command {
         json: bool,
     },
     /// Everything the ledger knows about one intent key.
+    #[command(after_help = "Examples:
+  gate reconcile show KEY
+  gate reconcile show KEY --store sqlite:gate.db
+
+KEY is an intent key, as `gate reconcile list` shows it.")]
     Show {
         /// The intent key.
         key: String,
@@ -48,11 +57,16 @@ pub(crate) enum Command {
     /// Record what really happened. Resolving twice with the same outcome is a
     /// no-op; with a different one it is an error. Prints the resolved record
     /// as JSON, and on standard error the tasks it reopened.
+    #[command(after_help = r#"Examples:
+  gate reconcile resolve KEY --outcome succeeded --value '{"charge_id": "ch_001"}' --note 'paid at the PSP'
+  gate reconcile resolve KEY --outcome not-executed --note 'no charge at the PSP'
+
+KEY is an intent key, as `gate reconcile list` shows it; give one outcome per key."#)]
     Resolve {
         /// The intent key.
         key: String,
-        /// succeeded, failed or not-executed (lets the task run it again).
-        #[arg(long, value_parser = parse_outcome)]
+        /// What happened; not-executed lets the task run the call again.
+        #[arg(long, value_parser = Choice::new(["succeeded", "failed", "not-executed"], parse_outcome))]
         outcome: Resolution,
         /// What the person found.
         #[arg(long)]
@@ -70,6 +84,11 @@ pub(crate) enum Command {
         store: Option<String>,
     },
     /// Let a failed task run again (a person dealt with its failure).
+    #[command(after_help = "Examples:
+  gate reconcile reopen TASK
+  gate reconcile reopen TASK --user USER --store sqlite:gate.db
+
+TASK is a task id and USER its user, as `gate reconcile list` shows them.")]
     Reopen {
         /// The task id.
         task: String,

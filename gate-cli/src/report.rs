@@ -14,6 +14,10 @@ use crate::{UsageError, runtime};
 
 /// Arguments of `gate report`.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  gate report
+  gate report --store sqlite:gate.db --json
+  gate report --html report.html")]
 pub(crate) struct Args {
     /// The ledger store URL; its SQLite file must exist [default:
     /// sqlite:gate.db]

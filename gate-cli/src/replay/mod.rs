@@ -49,6 +49,11 @@ use transcript::{Event, Format};
 
 /// Arguments of `gate replay`.
 #[derive(clap::Args)]
+#[command(after_help = r#"Examples:
+  gate manifest --format mcp > tools.json
+  gate replay --tools tools.json transcript.jsonl
+  gate replay --tools tools.json --format openai --json chat.json
+  echo '{"call": {"id": "c1", "name": "pay", "arguments": {}}, "error": {"kind": "timeout"}}' | gate replay --tools tools.json -"#)]
 pub(crate) struct Args {
     /// The tool list, in any provider's format (MCP annotations give effects;
     /// without them tools are treated as unsafe to retry).
