@@ -40,7 +40,7 @@ const EXCERPT_CHARS: usize = 200;
 /// | `ToolResult{call_id,content,is_error}` | `{"role":"tool","tool_call_id":call_id,"content":…}` |
 ///
 /// OpenAI's tool message has no error flag, so an error result's content is
-/// prefixed with [`TOOL_ERROR_PREFIX`] (`"Error: "`) unless it already starts
+/// prefixed with [`TOOL_ERROR_PREFIX`](crate::TOOL_ERROR_PREFIX) (`"Error: "`) unless it already starts
 /// with "error" (any case): models read the prefix reliably, and it keeps the
 /// one bit gate knows from being lost. Arguments go back verbatim, invalid JSON
 /// included, because that is what the model actually said.
