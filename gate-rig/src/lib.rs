@@ -79,7 +79,7 @@ pub use hook::GateHook;
 
 /// A gate task's tools, for a rig agent.
 ///
-/// Cheap to clone: clones share the task. See the [crate](crate)
+/// Cheap to clone: clones share the task. See the [crate]
 /// documentation for how each of gate's decisions reaches the model.
 #[derive(Clone)]
 pub struct GateTools {
