@@ -74,6 +74,7 @@
 //! | [`validate`] | the argument validator |
 //! | `mcp`, `rig` | the MCP server and rig tools (features of the same names) |
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use gate_core::manifest::{Dialect, ManifestError};
 pub use gate_core::runtime::{

@@ -75,6 +75,7 @@
 //! retry quota and gRPC's retry throttling reproduced exactly, which the
 //! runtime does not use.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backoff;
 mod budget;

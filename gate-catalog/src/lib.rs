@@ -8,6 +8,7 @@
 //! and it takes `gate` without default features because the tests that
 //! check it also run in gate's lean build.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::collections::HashMap;
 

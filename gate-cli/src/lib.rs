@@ -35,6 +35,7 @@
 //! `gate` binary so that its tests can walk every subcommand's help; programs
 //! use the `gate` crate, which has all of the above as an API.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// `println!` for the command's output: a reader that went away (`gate
 /// report --json | head`) ends the command quietly, as Unix tools do,

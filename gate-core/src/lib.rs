@@ -9,6 +9,7 @@
 //! tools known only at run time ([`DynamicTool`], imported manifests) need
 //! nothing more than this crate.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
 mod ctx;

@@ -11,6 +11,7 @@
 //! It is a crate of its own because the lowest crates with such an error,
 //! gate-ledger and gate-model, have no gate crate below them in common; it
 //! has no dependencies.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::convert::Infallible;
 use std::error::Error;

@@ -86,6 +86,7 @@
 //! SQL pool in reach (`open_store`, `RawPool`) and drops a test's PostgreSQL
 //! schema (`drop_pg_schema`).
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod decision;
 mod decision_id;

@@ -7,6 +7,7 @@
 //! `lookup.rs` lets `toolbox!` find a tool by the function's own name, and
 //! `ctxt.rs` collects every error so one compile shows them all.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod ast;
 mod attr;

@@ -54,6 +54,7 @@
 //! outcome unknown. Call [`Gate::shutdown`](gate_core::Gate::shutdown) after
 //! serving ends, to flush the decision log.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod convert;
 mod error;

@@ -43,6 +43,7 @@
 //! # }).unwrap();
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
 mod message;

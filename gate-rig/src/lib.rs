@@ -58,6 +58,7 @@
 //! dependency graph, the compile and the minimum Rust version (rig needs
 //! 1.95) of everyone else.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod hook;
 mod tool;

@@ -78,6 +78,7 @@
 //! naive one-regex-after-another loop over the same rules that the
 //! benchmark measures the engine against.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod addr;
 #[cfg(feature = "testing")]

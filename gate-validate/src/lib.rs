@@ -96,6 +96,7 @@
 //!   the closest to what was sent come first, each whole, followed by how
 //!   many were left out (`… and 1940 more not listed`). See [`unknown_tool`] for tools.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::borrow::Cow;
 
