@@ -18,10 +18,9 @@
 //! the shell; its `--help` says where each shell looks for one:
 //!
 //! ```text
-//! mkdir -p ~/.local/share/bash-completion/completions
-//! gate completions bash > ~/.local/share/bash-completion/completions/gate
+//! mkdir -p ~/.local/share/bash-completion/completions && gate completions bash > ~/.local/share/bash-completion/completions/gate
 //! mkdir -p ~/.zfunc && gate completions zsh > ~/.zfunc/_gate   # ~/.zshrc: fpath=(~/.zfunc $fpath) before compinit
-//! gate completions fish > ~/.config/fish/completions/gate.fish
+//! mkdir -p ~/.config/fish/completions && gate completions fish > ~/.config/fish/completions/gate.fish
 //! ```
 //!
 //! Most of a subcommand's work is a library function, available (and tested)
