@@ -79,6 +79,8 @@ use gate::{Tool, Toolbox};
     name = "gate",
     version,
     about,
+    // The paragraphs below the first are for this page, not for `gate --help`.
+    long_about = None,
     after_help = "Examples:
   gate manifest --format anthropic
   gate manifest --format mcp > tools.json

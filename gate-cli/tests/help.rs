@@ -134,6 +134,11 @@ fn every_subcommand_has_examples_that_name_it_and_parse() {
         let invocation = path.join(" ");
         // The short help (`-h`) shows them too, not only `--help`.
         let help = command.render_help().to_string();
+        let long_help = command.render_long_help().to_string();
+        assert!(
+            !long_help.contains("[`"),
+            "`{invocation} --help` shows a rustdoc link:\n{long_help}"
+        );
         let lines = examples(&help);
         assert!(!lines.is_empty(), "`{invocation} -h` has no Examples section:\n{help}");
         let invoked: Vec<Vec<String>> = lines.iter().flat_map(|line| gate_commands(line)).collect();
