@@ -6,7 +6,7 @@
 //! from the side effects the tool declares.
 //!
 //! ```
-//! use gate::{tool, toolbox, Dialect, ToolError};
+//! use toolgate::{tool, toolbox, Dialect, ToolError};
 //!
 //! /// Look up a customer by email address.
 //! #[tool(read_only, discovery = "list_customers")]
@@ -39,8 +39,8 @@
 //! | `sqlite` | the SQLite store, `sqlite:PATH`, the gate builder's default store (sqlx, bundled SQLite) | yes |
 //! | `openai` | `agent::OpenAiCompatible`, the OpenAI-compatible Chat Completions client (reqwest, rustls) | yes |
 //! | `postgres` | the PostgreSQL store, `postgres://…` (sqlx) | no |
-//! | `mcp` | `gate::mcp`, the MCP server (rmcp) | no |
-//! | `rig` | `gate::rig`, a gate task as rig tools; Rust 1.95 | no |
+//! | `mcp` | `toolgate::mcp`, the MCP server (rmcp) | no |
+//! | `rig` | `toolgate::rig`, a gate task as rig tools; Rust 1.95 | no |
 //!
 //! With `default-features = false`, everything else stays: `#[tool]`,
 //! toolboxes, manifests, validation, the policy, the sanitizer, the agent
@@ -76,23 +76,23 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use gate_core::manifest::{Dialect, ManifestError};
-pub use gate_core::runtime::{
+pub use toolgate_core::manifest::{Dialect, ManifestError};
+pub use toolgate_core::runtime::{
     Action, Ambiguity, Budget, FailureClass, FailureReason, FailureReport, Feedback, Gate, GateBuilder, GateError,
     Step, Task, ToolCall, ToolOutput,
 };
-pub use gate_core::{
+pub use toolgate_core::{
     BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec,
     ToolSpecError, Toolbox, ToolboxError, is_portable_tool_name,
 };
-pub use gate_core::{agent, provider, sanitize, validate};
+pub use toolgate_core::{agent, provider, sanitize, validate};
 
 /// The runtime's parts beside its entry points (which are at the root):
 /// the policy ([`decide`](runtime::decide) and what it reads), the
 /// classifier of a tool's errors, where decision records go, and the
 /// builder's defaults and bounds.
 pub mod runtime {
-    pub use gate_core::runtime::{
+    pub use toolgate_core::runtime::{
         BudgetVerdict, DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, Decision,
         DecisionSink, History, JsonLinesSink, MAX_STORE_PATIENCE, MAX_TOOL_TIMEOUT, Situation, classify, decide,
         ledger_state,
@@ -103,7 +103,7 @@ pub mod runtime {
 /// list, and other manifests imported as tools ([`Dialect`] and
 /// [`ManifestError`] are at the root).
 pub mod manifest {
-    pub use gate_core::manifest::{
+    pub use toolgate_core::manifest::{
         ImportError, UnknownDialect, import_each, import_tools, output_schema, parameters, render, tool_definition,
     };
 }
@@ -112,7 +112,7 @@ pub mod manifest {
 /// budget, backoff, the task's attempt and latency budgets, the users'
 /// token windows, and the cost model.
 pub mod budget {
-    pub use gate_core::budget::{
+    pub use toolgate_core::budget::{
         AttemptBudget, AttemptsExhausted, Backoff, BudgetError, CHARS_PER_TOKEN, DEFAULT_ADDED_LATENCY,
         DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, DEFAULT_MAX_REPAIRS, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW,
         Grant, Jitter, LatencyBudget, LatencyRefusal, MAX_ADDED_LATENCY, MAX_ATTEMPTS, MAX_BACKOFF_CAP,
@@ -127,8 +127,8 @@ pub mod budget {
 /// which the log records, are at the root).
 pub mod ledger {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub use gate_core::ledger::SCHEMA_VERSION;
-    pub use gate_core::ledger::{
+    pub use toolgate_core::ledger::SCHEMA_VERSION;
+    pub use toolgate_core::ledger::{
         BoxFuture, Claim, ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS,
         DEFAULT_RETENTION, DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps,
         Lease, Ledger, LedgerConfig, LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN,
@@ -140,20 +140,20 @@ pub mod ledger {
 }
 
 #[doc(hidden)]
-pub use gate_core::__private;
+pub use toolgate_core::__private;
 
 /// Derives for argument types (`Deserialize`) and result types
 /// (`Serialize`), so a tool crate needs no serde dependency of its own:
-/// add `#[serde(crate = "gate::serde")]` beside the derive and the derived
+/// add `#[serde(crate = "toolgate::serde")]` beside the derive and the derived
 /// code reaches serde through gate.
 ///
 /// ```
-/// use gate::{Deserialize, JsonSchema, Serialize};
+/// use toolgate::{Deserialize, JsonSchema, Serialize};
 ///
 /// /// One line of an order.
 /// #[derive(Deserialize, Serialize, JsonSchema)]
-/// #[serde(crate = "gate::serde")]
-/// #[schemars(crate = "gate::schemars")]
+/// #[serde(crate = "toolgate::serde")]
+/// #[schemars(crate = "toolgate::schemars")]
 /// struct Line {
 ///     /// What was sold.
 ///     sku: String,
@@ -164,15 +164,15 @@ pub use gate_core::__private;
 pub use serde::{Deserialize, Serialize};
 
 /// The derive for argument and result schemas; with
-/// `#[schemars(crate = "gate::schemars")]` a tool crate needs no schemars
+/// `#[schemars(crate = "toolgate::schemars")]` a tool crate needs no schemars
 /// dependency of its own (see [`Deserialize`]).
 pub use schemars::JsonSchema;
 
-/// The serde gate is built on: the path of `#[serde(crate = "gate::serde")]`.
+/// The serde gate is built on: the path of `#[serde(crate = "toolgate::serde")]`.
 pub use serde;
 
 /// The schemars gate is built on: the path of
-/// `#[schemars(crate = "gate::schemars")]`.
+/// `#[schemars(crate = "toolgate::schemars")]`.
 pub use schemars;
 
 /// The serde_json gate is built on (tool results are `serde_json::Value`s).
@@ -181,7 +181,7 @@ pub use serde_json;
 /// The MCP server: a [`Gate`] served over stdio or streamable HTTP, every
 /// `tools/call` through the runtime (feature `mcp`).
 #[cfg(feature = "mcp")]
-pub use gate_mcp as mcp;
+pub use toolgate_mcp as mcp;
 
 /// Turns a function into an LLM tool.
 ///
@@ -222,7 +222,16 @@ pub use gate_mcp as mcp;
 ///
 /// The macro generates hidden items named `__gate_tool_<fn>` and
 /// `__gate_args_<fn>` next to the function, which `toolbox!` refers to.
-pub use gate_macros::tool;
+///
+/// The generated code names this crate as the using crate's Cargo.toml
+/// does, so a renamed dependency works
+/// (`agent_tools = { package = "toolgate", version = "…" }`, then
+/// `#[agent_tools::tool(read_only)]`). A crate that re-exports toolgate for
+/// its users, who then do not depend on toolgate themselves, tells the
+/// macro where it is with `crate = "path"`, as with serde's derives:
+/// `#[tool(read_only, crate = "my_sdk::toolgate")]`, and
+/// `#[tools(crate = "my_sdk::toolgate")]` on an impl block.
+pub use toolgate_macros::tool;
 
 /// Makes the `#[tool]` methods of an inherent impl block into tools sharing
 /// `self`, and adds `fn into_toolbox(self) -> Toolbox` to the type.
@@ -233,15 +242,23 @@ pub use gate_macros::tool;
 /// function-like macros (and `macro_rules!` attributes are unstable), so an
 /// attribute `#[toolbox]` and `toolbox![...]` cannot both exist; the
 /// attribute is `#[tools]`.
-pub use gate_macros::tools;
+pub use toolgate_macros::tools;
 
 /// Collects `#[tool]` functions into a [`Toolbox`], in the order given:
 /// `toolbox![lookup_customer, billing::charge_card]`.
 ///
 /// Two tools with the same name are a compile error naming both.
-pub use gate_macros::toolbox;
+#[macro_export]
+macro_rules! toolbox {
+    // `$crate` names this crate whatever the caller's Cargo.toml calls it.
+    ($($tools:tt)*) => { $crate::__toolbox!($crate; $($tools)*) };
+}
+
+/// The proc macro behind [`toolbox!`], which passes it this crate's path.
+#[doc(hidden)]
+pub use toolgate_macros::toolbox as __toolbox;
 
 /// A gate task as rig tools: every call a rig agent makes goes through
 /// gate's validation, policy, ledger and budgets (the `rig` feature).
 #[cfg(feature = "rig")]
-pub use gate_rig as rig;
+pub use toolgate_rig as rig;

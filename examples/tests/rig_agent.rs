@@ -6,11 +6,6 @@
 
 use std::sync::Arc;
 
-use gate::Action;
-use gate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
-use gate::ledger::State;
-use gate::rig::GateTools;
-use gate::{Dialect, Gate};
 use gate_examples::invoice::SYSTEM_PROMPT;
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
@@ -21,6 +16,11 @@ use rig_core::message::{Message, ToolCall, ToolFunction, ToolName, ToolResultCon
 use rig_core::test_utils::{MockCompletionModel, MockTurn};
 use rig_core::tool::{ToolContext, ToolErrorKind};
 use serde_json::json;
+use toolgate::Action;
+use toolgate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
+use toolgate::ledger::State;
+use toolgate::rig::GateTools;
+use toolgate::{Dialect, Gate};
 
 async fn gate(backend: &Arc<Backend>) -> Gate {
     let tools = InvoiceTools::new(Arc::clone(backend)).into_toolbox();

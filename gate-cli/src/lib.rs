@@ -32,7 +32,7 @@
 //!
 //! This library is the command itself ([`Cli`], [`run`]), kept apart from the
 //! `gate` binary so that its tests can walk every subcommand's help; programs
-//! use the `gate` crate, which has all of the above as an API.
+//! use the `toolgate` crate, which has all of the above as an API.
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -65,8 +65,8 @@ mod store;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gate::manifest::import_each;
-use gate::{Tool, Toolbox};
+use toolgate::manifest::import_each;
+use toolgate::{Tool, Toolbox};
 
 /// gate: typed LLM tools that fail safely.
 ///

@@ -1,8 +1,8 @@
-//! The `gate` binary: the command line read by [`gate_cli::Cli`] and run by
-//! [`gate_cli::run`].
+//! The `gate` binary: the command line read by [`toolgate_cli::Cli`] and run
+//! by [`toolgate_cli::run`].
 
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    gate_cli::run(gate_cli::Cli::parse())
+    toolgate_cli::run(toolgate_cli::Cli::parse())
 }

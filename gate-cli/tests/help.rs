@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use clap::CommandFactory;
-use gate_cli::Cli;
+use toolgate_cli::Cli;
 
 /// The subcommands, nested ones included, written out here rather than read
 /// from the definition, so that a subcommand that goes missing is noticed.
@@ -210,7 +210,7 @@ fn example_files(dir: &Path) -> (String, String, String) {
         .build()
         .unwrap();
     let key = rt.block_on(async {
-        use gate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
+        use toolgate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
         let spec = ToolSpec::new(
             "charge_card",
             "Charge a card.",

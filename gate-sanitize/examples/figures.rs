@@ -5,11 +5,11 @@
 //! quoted in an error and when unquoted in an upstream body. The tests
 //! assert the goals; this prints the counts.
 //!
-//! Run with `cargo run --release -p gate-sanitize --example figures`
+//! Run with `cargo run --release -p toolgate-sanitize --example figures`
 //! (`FIGURES_VERBOSE=1` lists the credentials that were not removed).
 
-use gate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 use serde_json::Value;
+use toolgate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 
 #[path = "../tests/support/neutralized.rs"]
 mod support;

@@ -8,8 +8,8 @@
 //! subschema), then normalise shapes, then refuse what is left that the
 //! dialect cannot take.
 
-use gate_validate::{SchemaError, Validator};
 use serde_json::{Map, Value, json};
+use toolgate_validate::{SchemaError, Validator};
 
 use super::passes::*;
 use super::walk::{Problem, Recursion, inline_refs};

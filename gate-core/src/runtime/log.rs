@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use gate_ledger::{BoxFuture, DecisionRecord};
+use toolgate_ledger::{BoxFuture, DecisionRecord};
 
 /// Where decision records go besides the `tracing` event.
 pub trait DecisionSink: Send + Sync {
@@ -31,7 +31,7 @@ pub(super) async fn record(sinks: &[Arc<dyn DecisionSink>], record: &DecisionRec
     }
 }
 
-/// Emits the `gate::decision` tracing event for a record.
+/// Emits the `toolgate::decision` tracing event for a record.
 fn emit(record: &DecisionRecord) {
     tracing::info!(
         target: "gate::decision",
