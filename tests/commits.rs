@@ -2,7 +2,7 @@
 //! claim with its dispatch before the tool runs; its outcome with the task's
 //! state and the decision record after), a rejection once, a replay once.
 //! Counted by wrapping each store in `CountingStore`, on memory, SQLite and
-//! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the costs the README
+//! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the costs docs/durable-tasks.md
 //! gives are tested behaviour rather than a benchmark's reading. That a
 //! successful read-only call waits for no commit at all is counted in
 //! `success_writer.rs`, against a store whose write lock is held.

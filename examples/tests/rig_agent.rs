@@ -239,7 +239,7 @@ async fn a_rig_agent_is_rejected_answered_and_stopped_by_gate() {
     // are not: rig tells no hook the usage of a turn it recovered (the one
     // with the hallucinated tool), so both repairs were settled to the one
     // turn reported after them, 2700 + 30 tokens, where gate's loop counts
-    // both turns (the README says so).
+    // both turns (docs/rig.md says so).
     let through_rig = outcome(&tools, &gate, &backend).await;
     let reference = through_gates_loop(&STOPPED).await;
     assert_eq!(

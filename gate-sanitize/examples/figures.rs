@@ -1,5 +1,5 @@
 //! Prints the sanitizer's figures on the corpora kept in this crate, the
-//! rows of the README's table: credentials removed (gitleaks' own true
+//! rows of the table in docs/sanitizer.md: credentials removed (gitleaks' own true
 //! positives), real benign messages passed unchanged, stack traces removed
 //! with their error line kept, and injected instructions neutralized when
 //! quoted in an error and when unquoted in an upstream body. The tests
