@@ -722,7 +722,11 @@ fn failed_tasks_are_reported_listed_reopened_and_resolved() {
 // meets a broken pipe.
 #[test]
 fn a_closed_output_pipe_ends_the_command_quietly() {
-    for args in [&["sanitize"][..], &["sanitize", "--json"][..]] {
+    for args in [
+        &["sanitize"][..],
+        &["sanitize", "--json"][..],
+        &["completions", "bash"][..],
+    ] {
         let mut child = spawn(args);
         drop(child.stdout.take());
         let mut input = child.stdin.take().unwrap();
