@@ -43,7 +43,7 @@
 //! # The metrics (`otel` feature)
 //!
 //! Every decision, an internal retry's included, counts on two counters of
-//! the gate's `Meter` (the builder's [`meter`](super::GateBuilder::meter),
+//! the gate's `Meter` (the one given to `GateBuilder::meter`,
 //! else the global meter provider's `gate` meter when the gate is built):
 //!
 //! | instrument | unit | attributes |
