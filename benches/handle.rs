@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gate::ToolCall;
+use toolgate::ToolCall;
 
 #[path = "common/handle_call.rs"]
 mod handle_call;

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gate::ledger::LedgerConfig;
-use gate::{Gate, Step, ToolCall, tools};
-use gate_ledger::testing::RawPool;
 use serde_json::{Value, json};
+use toolgate::ledger::LedgerConfig;
+use toolgate::{Gate, Step, ToolCall, tools};
+use toolgate_ledger::testing::RawPool;
 
 struct Payments;
 
@@ -60,7 +60,9 @@ fn stores(runtime: &tokio::runtime::Runtime) -> Vec<Store> {
                     max_connections: Some(20),
                     ..LedgerConfig::default()
                 };
-                let store = gate_ledger::testing::open_store(&url, &config).await.expect("a store");
+                let store = toolgate_ledger::testing::open_store(&url, &config)
+                    .await
+                    .expect("a store");
                 let raw = store.raw().cloned().expect("an SQL store");
                 raw.execute("CREATE TABLE IF NOT EXISTS bench_commits (id TEXT PRIMARY KEY, body TEXT)")
                     .await
@@ -155,7 +157,7 @@ fn side_effects(c: &mut Criterion) {
         {
             let schema = format!("gate_bench_effects_{}", std::process::id());
             runtime
-                .block_on(gate_ledger::testing::drop_pg_schema(&url, &schema))
+                .block_on(toolgate_ledger::testing::drop_pg_schema(&url, &schema))
                 .expect("drop the schema");
         }
     }

@@ -6,8 +6,8 @@
 
 use std::alloc::System;
 
-use gate::{Gate, Step, ToolCall};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use toolgate::{Gate, Step, ToolCall};
 
 mod support;
 use support::invoice::{Billing, Invoice, total};

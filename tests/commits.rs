@@ -2,7 +2,7 @@
 //! claim with its dispatch before the tool runs; its outcome with the task's
 //! state and the decision record after), a rejection once, a replay once.
 //! Counted by wrapping each store in `CountingStore`, on memory, SQLite and
-//! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the costs the README
+//! PostgreSQL (when `GATE_POSTGRES_URL` is set), so the costs docs/durable-tasks.md
 //! gives are tested behaviour rather than a benchmark's reading. That a
 //! successful read-only call waits for no commit at all is counted in
 //! `success_writer.rs`, against a store whose write lock is held.
@@ -10,10 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate::ledger::{LedgerConfig, State, Storage};
-use gate::{Gate, Step, ToolCall, ToolError, tools};
-use gate_ledger::testing::{CommitKind, Commits, CountingStore};
 use serde_json::{Value, json};
+use toolgate::ledger::{LedgerConfig, State, Storage};
+use toolgate::{Gate, Step, ToolCall, ToolError, tools};
+use toolgate_ledger::testing::{CommitKind, Commits, CountingStore};
 
 mod support;
 use support::crm::Tools;
@@ -26,8 +26,8 @@ async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(S
     std::fs::create_dir_all(&dir).unwrap();
     let sqlite = format!("sqlite:{}", dir.join("gate.db").display());
     let mut stores = vec![
-        ("memory", gate::ledger::open("memory:").await.unwrap()),
-        ("sqlite", gate::ledger::open(&sqlite).await.unwrap()),
+        ("memory", toolgate::ledger::open("memory:").await.unwrap()),
+        ("sqlite", toolgate::ledger::open(&sqlite).await.unwrap()),
     ];
     let mut schema = None;
     if let Ok(url) = std::env::var("GATE_POSTGRES_URL") {
@@ -36,7 +36,7 @@ async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(S
             pg_schema: Some(name.clone()),
             ..LedgerConfig::default()
         };
-        stores.push(("postgres", gate::ledger::open_with(&url, &config).await.unwrap()));
+        stores.push(("postgres", toolgate::ledger::open_with(&url, &config).await.unwrap()));
         schema = Some((url, name));
     }
     (stores, schema)
@@ -44,7 +44,7 @@ async fn stores(test: &str) -> (Vec<(&'static str, Arc<dyn Storage>)>, Option<(S
 
 async fn drop_schema(schema: Option<(String, String)>) {
     if let Some((url, name)) = schema {
-        gate_ledger::testing::drop_pg_schema(&url, &name).await.unwrap();
+        toolgate_ledger::testing::drop_pg_schema(&url, &name).await.unwrap();
     }
 }
 
@@ -141,7 +141,7 @@ async fn a_replay_and_a_rejection_commit_once() {
 /// sweeper takes the intent: the call ran, but its outcome can no longer be
 /// recorded under the lease it held.
 struct LostLease {
-    clock: Arc<gate::ledger::ManualClock>,
+    clock: Arc<toolgate::ledger::ManualClock>,
     store: Arc<dyn Storage>,
 }
 
@@ -151,7 +151,7 @@ impl LostLease {
     #[tool(destructive, external)]
     async fn charge_card(&self, #[arg(key)] customer_id: String) -> Result<Value, ToolError> {
         self.clock.advance(Duration::from_secs(3600));
-        let now = gate::ledger::Clock::now(&*self.clock);
+        let now = toolgate::ledger::Clock::now(&*self.clock);
         self.store.sweep_expired_leases(now, 10).await.unwrap();
         Ok(json!({"charge": format!("ch_{customer_id}")}))
     }
@@ -162,14 +162,14 @@ impl LostLease {
 // failure that holds the value for a person, never a success.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_success_whose_lease_was_lost_is_a_failure_holding_the_value() {
-    let clock = Arc::new(gate::ledger::ManualClock::new(gate::ledger::Timestamp::from_millis(
-        1_700_000_000_000,
-    )));
+    let clock = Arc::new(toolgate::ledger::ManualClock::new(
+        toolgate::ledger::Timestamp::from_millis(1_700_000_000_000),
+    ));
     let config = LedgerConfig {
         clock: clock.clone(),
         ..LedgerConfig::default()
     };
-    let inner = gate::ledger::open_with("memory:", &config).await.unwrap();
+    let inner = toolgate::ledger::open_with("memory:", &config).await.unwrap();
     let store = CountingStore::new(inner.clone());
     let tools = LostLease {
         clock,
@@ -187,7 +187,7 @@ async fn a_success_whose_lease_was_lost_is_a_failure_holding_the_value() {
     let Step::Fail(report) = &step else {
         panic!("expected a failure, got {step:?}")
     };
-    assert_eq!(report.reason, gate::FailureReason::OutcomeNotRecorded);
+    assert_eq!(report.reason, toolgate::FailureReason::OutcomeNotRecorded);
     assert_eq!(report.outcome, Some(json!({"charge": "ch_cus_1"})));
     assert!(task.is_failed());
     let unknown = inner.list_unresolved(10).await.unwrap();

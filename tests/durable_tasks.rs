@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use gate::ledger::{DecisionQuery, LedgerConfig, Storage};
-use gate::{Action, FailureReason};
-use gate::{Budget, Gate, Step};
+use toolgate::ledger::{DecisionQuery, LedgerConfig, Storage};
+use toolgate::{Action, FailureReason};
+use toolgate::{Budget, Gate, Step};
 
 mod support;
 use support::crm::{Crm, Tools};
@@ -45,7 +45,7 @@ impl Place {
     /// Opens the store afresh: a new process would see exactly this.
     async fn open(&self) -> Arc<dyn Storage> {
         match self {
-            Place::Sqlite(dir) => gate::ledger::open(&format!("sqlite:{}", dir.join("gate.db").display()))
+            Place::Sqlite(dir) => toolgate::ledger::open(&format!("sqlite:{}", dir.join("gate.db").display()))
                 .await
                 .unwrap(),
             Place::Postgres { url, schema } => {
@@ -53,7 +53,7 @@ impl Place {
                     pg_schema: Some(schema.clone()),
                     ..LedgerConfig::default()
                 };
-                gate::ledger::open_with(url, &config).await.unwrap()
+                toolgate::ledger::open_with(url, &config).await.unwrap()
             }
         }
     }
@@ -63,7 +63,7 @@ impl Place {
             Place::Sqlite(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Place::Postgres { url, schema } => gate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
+            Place::Postgres { url, schema } => toolgate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
         }
     }
 }

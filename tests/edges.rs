@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::FailureReason;
-use gate::ledger::State;
-use gate::{Budget, Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
+use toolgate::FailureReason;
+use toolgate::ledger::State;
+use toolgate::{Budget, Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 
 mod support;
 use support::{call, fail_reason};
@@ -130,7 +130,7 @@ impl ToolSpecTool {
     }
 }
 
-async fn gate_of(tools: Vec<DynamicTool>, edit: impl FnOnce(gate::GateBuilder) -> gate::GateBuilder) -> Gate {
+async fn gate_of(tools: Vec<DynamicTool>, edit: impl FnOnce(toolgate::GateBuilder) -> toolgate::GateBuilder) -> Gate {
     let mut toolbox = Toolbox::new();
     for tool in tools {
         toolbox.add(tool).unwrap();

@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use gate::manifest::tool_definition;
-use gate::{Dialect, ToolSpec};
-use gate_catalog::toolbox as catalog;
 use serde_json::{Map, Value, json};
+use toolgate::manifest::tool_definition;
+use toolgate::{Dialect, ToolSpec};
+use toolgate_catalog::toolbox as catalog;
 
 fn expected_dir(dialect: Dialect) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -523,13 +523,14 @@ fn properties_keep_declaration_order() {
 #[test]
 fn converting_through_every_dialect_keeps_names_and_arguments() {
     for dialect in Dialect::ALL {
-        let Ok(manifest) = gate::manifest::render(catalog().specs().filter(|s| s.name() == "create_shipment"), dialect)
+        let Ok(manifest) =
+            toolgate::manifest::render(catalog().specs().filter(|s| s.name() == "create_shipment"), dialect)
         else {
             panic!("{dialect}: create_shipment should be expressible")
         };
-        let tools = gate::manifest::import_tools(&manifest).unwrap();
+        let tools = toolgate::manifest::import_tools(&manifest).unwrap();
         assert_eq!(tools.len(), 1);
-        let spec = gate::Tool::spec(&tools[0]);
+        let spec = toolgate::Tool::spec(&tools[0]);
         assert_eq!(spec.name(), "create_shipment");
         let props = spec.input_schema()["properties"].as_object().unwrap();
         assert_eq!(

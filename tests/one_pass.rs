@@ -8,12 +8,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::FailureClass;
-use gate::{Gate, Step, ToolCall, tools};
-use gate_ledger::testing::{CommitKind, CountingStore};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
+use toolgate::FailureClass;
+use toolgate::{Gate, Step, ToolCall, tools};
+use toolgate_ledger::testing::{CommitKind, CountingStore};
 
 /// Cents, at most 100,000: the schema says "an integer", the type says more.
 #[derive(JsonSchema)]
@@ -73,7 +73,7 @@ impl Payments {
 
 async fn gate() -> (Gate, CountingStore, Arc<AtomicU32>) {
     let runs = Arc::new(AtomicU32::new(0));
-    let store = CountingStore::new(gate::ledger::open("memory:").await.unwrap());
+    let store = CountingStore::new(toolgate::ledger::open("memory:").await.unwrap());
     let gate = Gate::builder(Payments(runs.clone()).into_toolbox())
         .storage(store.storage())
         .build()

@@ -9,10 +9,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::FailureReason;
-use gate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use toolgate::FailureReason;
+use toolgate::{Budget, Gate, Step, ToolCall, ToolError, tools};
 
 #[derive(Default)]
 struct Flaky {

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::budget::RetryBudget;
-use gate::ledger::State;
-use gate::runtime::JsonLinesSink;
-use gate::{Ambiguity, FailureReason};
-use gate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolError, tools};
 use serde_json::{Value, json};
+use toolgate::budget::RetryBudget;
+use toolgate::ledger::State;
+use toolgate::runtime::JsonLinesSink;
+use toolgate::{Ambiguity, FailureReason};
+use toolgate::{Budget, Ctx, Dialect, FailureClass, Gate, Step, ToolError, tools};
 
 mod support;
 use support::call;
@@ -755,7 +755,7 @@ async fn a_results_text_counts_into_the_context_a_repair_replays() {
         .handle(call("c2", "lookup_customer", r#"{"email": 1}"#))
         .await;
     let replayed = after_read.repair_tokens() - fresh.repair_tokens();
-    let expected = gate::budget::estimate_tokens(&arguments) + gate::budget::estimate_tokens(read.model_text());
+    let expected = toolgate::budget::estimate_tokens(&arguments) + toolgate::budget::estimate_tokens(read.model_text());
     assert_eq!(replayed, expected, "the call's arguments and its result's text");
 }
 
@@ -787,16 +787,16 @@ async fn building_a_gate_says_what_went_wrong() {
         assert!(off.is_invalid_store_url(), "{off}");
         assert!(off.to_string().contains("`sqlite` feature"), "{off}");
     }
-    let mut bad = gate::Toolbox::new();
+    let mut bad = toolgate::Toolbox::new();
     let schema = json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "("}}});
-    let spec = gate::ToolSpec::new(
+    let spec = toolgate::ToolSpec::new(
         "bad_pattern",
         "A tool whose pattern is not a regex.",
         schema,
-        gate::Effects::new().read_only(),
+        toolgate::Effects::new().read_only(),
     )
     .unwrap();
-    bad.add(gate::DynamicTool::new(spec)).unwrap();
+    bad.add(toolgate::DynamicTool::new(spec)).unwrap();
     let schema_error = Gate::builder(bad).store("memory:").build().await.unwrap_err();
     assert!(schema_error.is_invalid_schema(), "{schema_error}");
     assert!(schema_error.to_string().contains("bad_pattern"), "{schema_error}");

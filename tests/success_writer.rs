@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use gate::Action;
-use gate::ledger::{DecisionQuery, LedgerConfig};
-use gate::{Gate, Step, ToolCall};
-use gate_ledger::testing::{CommitKind, CountingStore, RawPool};
+use toolgate::Action;
+use toolgate::ledger::{DecisionQuery, LedgerConfig};
+use toolgate::{Gate, Step, ToolCall};
+use toolgate_ledger::testing::{CommitKind, CountingStore, RawPool};
 
 mod support;
 use support::crm::{Crm, Tools};
@@ -29,7 +29,7 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>, CountingStore) 
         busy_timeout: Duration::from_millis(20),
         ..LedgerConfig::default()
     };
-    let store = CountingStore::new(gate::ledger::open_with(&url, &config).await.unwrap());
+    let store = CountingStore::new(toolgate::ledger::open_with(&url, &config).await.unwrap());
     let crm = Arc::new(Crm::default());
     let gate = Gate::builder(Tools(crm.clone()).into_toolbox())
         .storage(store.storage())
@@ -37,7 +37,7 @@ async fn gate_and_locker(tag: &str) -> (Gate, RawPool, Arc<Crm>, CountingStore) 
         .build()
         .await
         .unwrap();
-    let locker = gate_ledger::testing::open_store(
+    let locker = toolgate_ledger::testing::open_store(
         &url,
         &LedgerConfig {
             max_connections: Some(1),

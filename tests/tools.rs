@@ -4,12 +4,12 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gate::Ctx as CallContext;
-use gate::{
-    Ctx, DynamicTool, Effects, FailureReason, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox, tool, toolbox, tools,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use toolgate::Ctx as CallContext;
+use toolgate::{
+    Ctx, DynamicTool, Effects, FailureReason, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox, tool, toolbox, tools,
+};
 
 /// A customer record.
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -95,7 +95,7 @@ fn lookup(#[ctx] call: &CallContext, name: String) -> Lookup {
 }
 
 mod nested {
-    use gate::tool;
+    use toolgate::tool;
 
     /// A tool in a module.
     #[tool(read_only)]
@@ -350,7 +350,7 @@ async fn dynamic_tools_live_beside_macro_tools() {
         call(&tools, "search_web", r#"{"q":"rust"}"#).await.unwrap(),
         json!({"echo": "rust"})
     );
-    assert!(tools.manifest(gate::Dialect::OpenAiStrict).is_ok());
+    assert!(tools.manifest(toolgate::Dialect::OpenAiStrict).is_ok());
 }
 
 #[test]

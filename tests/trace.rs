@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use gate::{Gate, Step};
 use opentelemetry_semantic_conventions::attribute as semconv;
+use toolgate::{Gate, Step};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};

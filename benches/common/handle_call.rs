@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gate::{Gate, ToolCall};
+use toolgate::{Gate, ToolCall};
 
 use super::invoice::{Billing, Invoice, total};
 
@@ -32,7 +32,7 @@ pub fn stores(dir: &Path) -> Vec<(&'static str, String)> {
 
 /// A gate on the store at `url` and a task whose first call succeeded:
 /// a bench of a call that fails would measure something else.
-pub async fn gate_with_task(url: &str) -> (Gate, gate::Task) {
+pub async fn gate_with_task(url: &str) -> (Gate, toolgate::Task) {
     let gate = Gate::builder(Billing.into_toolbox())
         .store(url)
         .build()
@@ -41,7 +41,7 @@ pub async fn gate_with_task(url: &str) -> (Gate, gate::Task) {
     let mut task = gate.task("bench-user");
     let first = task.handle(ToolCall::new("c0", "invoice_total", ARGUMENTS)).await;
     assert!(
-        matches!(&first, gate::Step::Return(out) if !out.is_error),
+        matches!(&first, toolgate::Step::Return(out) if !out.is_error),
         "the benchmarked call must succeed: {}",
         first.model_text()
     );
@@ -52,7 +52,7 @@ pub async fn gate_with_task(url: &str) -> (Gate, gate::Task) {
 /// they took: the calls are built before the timing, as the floor's text
 /// is (what is timed is `task.handle` alone, taking the call and dropping
 /// it included), and the writer's queue is written out after it.
-pub async fn timed_burst(gate: &Gate, task: &mut gate::Task, calls: u64) -> Duration {
+pub async fn timed_burst(gate: &Gate, task: &mut toolgate::Task, calls: u64) -> Duration {
     let calls: Vec<ToolCall> = (0..calls)
         .map(|_| ToolCall::new("c1", "invoice_total", ARGUMENTS))
         .collect();

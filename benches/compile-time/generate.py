@@ -41,7 +41,7 @@ def body(args):
 
 def gate_crate(n):
     out = ["//! Generated: {} tools through gate's `#[tool]` and `toolbox!`.".format(n), ""]
-    out.append("use gate::{tool, toolbox, Toolbox};")
+    out.append("use toolgate::{tool, toolbox, Toolbox};")
     out.append("")
     for i in range(n):
         args = SHAPES[i % len(SHAPES)]
@@ -114,7 +114,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-gate = {{ path = "{gate}"{features} }}
+toolgate = {{ path = "{gate}"{features} }}
 
 [workspace]
 """,

@@ -13,8 +13,6 @@
 
 use std::sync::Arc;
 
-use gate::Gate;
-use gate::rig::GateTools;
 use gate_examples::invoice::SYSTEM_PROMPT;
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
@@ -22,6 +20,8 @@ use rig_agent::AgentBuilder;
 use rig_agent::run::PromptError;
 use rig_core::test_utils::{MockCompletionModel, MockTurn};
 use serde_json::json;
+use toolgate::Gate;
+use toolgate::rig::GateTools;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, Command, Stdio};
 
-use gate::ledger::{Resolution, ResolveRequest};
 use serde_json::{Value, json};
+use toolgate::ledger::{Resolution, ResolveRequest};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_invoice-mcp");
 
@@ -83,7 +83,7 @@ fn provider_summary(stderr: impl BufRead) -> Value {
 fn resolve_unknown_charge(store: &str) -> String {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let ledger = gate::ledger::open(store).await.unwrap();
+        let ledger = toolgate::ledger::open(store).await.unwrap();
         let unresolved = ledger.list_unresolved(10).await.unwrap();
         assert_eq!(unresolved.len(), 1, "one charge waits for a person: {unresolved:?}");
         let key = unresolved[0].key.clone();

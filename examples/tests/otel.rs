@@ -1,13 +1,11 @@
 //! What an OpenTelemetry pipeline receives from gate: the real SDK, its
 //! in-memory span and metric exporters, `tracing-opentelemetry` between
 //! `tracing` and the tracer, and calls through a real gate on the memory
-//! store: a success, a rejection and a success after it; and a gate that
-//! takes the global meter provider's meter.
+//! store: a success, a rejection and a success after it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gate::{Gate, Step, ToolCall};
 use gate_examples::invoice::backend::Backend;
 use gate_examples::invoice::tools::InvoiceTools;
 use opentelemetry::Value;
@@ -16,6 +14,7 @@ use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use toolgate::{Gate, Step, ToolCall};
 use tracing_subscriber::layer::SubscriberExt;
 
 /// What the exporters hold after the calls.
@@ -148,29 +147,4 @@ async fn the_sdk_receives_one_execute_tool_span_per_call_and_the_decisions_count
     let tokens = sum_points(&exported.metrics, "gate.repair.tokens");
     let expected = BTreeMap::from([(labels(&["gate.action=reject"]), *repair_tokens as u64)]);
     assert_eq!(tokens, expected);
-}
-
-#[tokio::test]
-async fn a_gate_built_without_a_meter_counts_on_the_global_providers_gate_meter() {
-    let exporter = InMemoryMetricExporter::default();
-    let provider = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(exporter.clone()).build())
-        .build();
-    opentelemetry::global::set_meter_provider(provider.clone());
-    let toolbox = InvoiceTools::new(Arc::new(Backend::demo())).into_toolbox();
-    let gate = Gate::builder(toolbox).store("memory:").build().await.unwrap();
-    let mut task = gate.task("billing");
-    task.handle(ToolCall::new("c1", "get_invoice", r#"{"invoice_id": "INV-41"}"#))
-        .await;
-    provider.force_flush().unwrap();
-
-    let exported = exporter.get_finished_metrics().unwrap();
-    let expected = BTreeMap::from([(labels(&["gate.action=return"]), 1)]);
-    assert_eq!(sum_points(&exported, "gate.decisions"), expected);
-    let scopes: Vec<(&str, Option<&str>)> = exported
-        .iter()
-        .flat_map(ResourceMetrics::scope_metrics)
-        .map(|scope| (scope.scope().name(), scope.scope().version()))
-        .collect();
-    assert_eq!(scopes, [("gate", Some(env!("CARGO_PKG_VERSION")))]);
 }

@@ -6,11 +6,6 @@
 
 use std::sync::Arc;
 
-use gate::Action;
-use gate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
-use gate::ledger::State;
-use gate::rig::GateTools;
-use gate::{Dialect, Gate};
 use gate_examples::invoice::SYSTEM_PROMPT;
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
@@ -21,6 +16,11 @@ use rig_core::message::{Message, ToolCall, ToolFunction, ToolName, ToolResultCon
 use rig_core::test_utils::{MockCompletionModel, MockTurn};
 use rig_core::tool::{ToolContext, ToolErrorKind};
 use serde_json::json;
+use toolgate::Action;
+use toolgate::agent::{self, AgentLimits, Message as GateMessage, ScriptedModel};
+use toolgate::ledger::State;
+use toolgate::rig::GateTools;
+use toolgate::{Dialect, Gate};
 
 async fn gate(backend: &Arc<Backend>) -> Gate {
     let tools = InvoiceTools::new(Arc::clone(backend)).into_toolbox();
@@ -239,7 +239,7 @@ async fn a_rig_agent_is_rejected_answered_and_stopped_by_gate() {
     // are not: rig tells no hook the usage of a turn it recovered (the one
     // with the hallucinated tool), so both repairs were settled to the one
     // turn reported after them, 2700 + 30 tokens, where gate's loop counts
-    // both turns (the README says so).
+    // both turns (docs/rig.md says so).
     let through_rig = outcome(&tools, &gate, &backend).await;
     let reference = through_gates_loop(&STOPPED).await;
     assert_eq!(

@@ -1,9 +1,9 @@
 //! Prints the cost model's report for the worked example (3 steps, 4,000
 //! system tokens, 2,000 per step, retry rate 0.2), as `gate cost` would.
 
-use gate_budget::cost::{CostParams, expected_tokens, render_text};
+use toolgate_budget::cost::{CostParams, expected_tokens, render_text};
 
-fn main() -> Result<(), gate_budget::BudgetError> {
+fn main() -> Result<(), toolgate_budget::BudgetError> {
     let mut params = CostParams::new(3, 4_000, 2_000);
     params.retry_rate = 0.2;
     params.seed = 1;

@@ -17,14 +17,14 @@ use crate::tokens::TokenLimit;
 ///
 /// ```
 /// use std::time::Duration;
-/// use gate_budget::Budget;
+/// use toolgate_budget::Budget;
 ///
 /// let budget = Budget::default()
 ///     .with_max_repairs(3)?
 ///     .with_added_latency(Duration::from_secs(10))?;
 /// assert_eq!(budget.max_repairs(), 3);
 /// assert!(Budget::default().with_max_repairs(9).is_err()); // hard cap: 5 attempts
-/// # Ok::<(), gate_budget::BudgetError>(())
+/// # Ok::<(), toolgate_budget::BudgetError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {

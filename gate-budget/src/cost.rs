@@ -255,13 +255,13 @@ pub struct CostReport {
 /// Runs the cost model.
 ///
 /// ```
-/// use gate_budget::cost::{expected_tokens, CostParams};
+/// use toolgate_budget::cost::{expected_tokens, CostParams};
 ///
 /// let report = expected_tokens(&CostParams::new(3, 4_000, 2_000))?;
 /// assert_eq!(report.without_retries, 18_000);
 /// let totals: Vec<u64> = report.one_retry.iter().map(|t| t.total).collect();
 /// assert_eq!(totals, [26_000, 28_000, 36_000]);
-/// # Ok::<(), gate_budget::BudgetError>(())
+/// # Ok::<(), toolgate_budget::BudgetError>(())
 /// ```
 pub fn expected_tokens(params: &CostParams) -> Result<CostReport, BudgetError> {
     params.validate()?;

@@ -36,7 +36,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use gate_budget::{Budget, Pushback, TokenWindow, repair_cost};
+//! use toolgate_budget::{Budget, Pushback, TokenWindow, repair_cost};
 //! use rand::{SeedableRng, rngs::StdRng};
 //!
 //! let budget = Budget::default();

@@ -79,7 +79,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 ///
 /// ```
 /// // 8,000 tokens of context and a 40-character correction: 8,010 tokens.
-/// assert_eq!(gate_budget::repair_cost(8_000, &"x".repeat(40)), 8_010);
+/// assert_eq!(toolgate_budget::repair_cost(8_000, &"x".repeat(40)), 8_010);
 /// ```
 pub fn repair_cost(context_tokens: u64, feedback_text: &str) -> u64 {
     context_tokens.saturating_add(estimate_tokens(feedback_text))

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use gate_budget::{AttemptBudget, Backoff, Budget, Jitter, LatencyBudget, LatencyRefusal, Pushback, Refusal};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use toolgate_budget::{AttemptBudget, Backoff, Budget, Jitter, LatencyBudget, LatencyRefusal, Pushback, Refusal};
 
 const SEC: Duration = Duration::from_secs(1);
 
@@ -301,7 +301,7 @@ async fn a_resumed_task_keeps_its_spending() {
     assert!(matches!(after.plan_reject(Duration::ZERO), Err(Refusal::Attempts(_))));
 
     let mut forged = budget.task();
-    forged.restore(gate_budget::TaskBudgetState {
+    forged.restore(toolgate_budget::TaskBudgetState {
         repairs: 99,
         retries: 99,
         ..state

@@ -1,7 +1,7 @@
 //! The cost model of context replay: the worked example under each
 //! assumption, the expectation with random retries, and the output formats.
 
-use gate_budget::cost::{Assumption, CostParams, CostReport, expected_tokens, render_text};
+use toolgate_budget::cost::{Assumption, CostParams, CostReport, expected_tokens, render_text};
 
 fn report(p: &CostParams) -> CostReport {
     expected_tokens(p).expect("valid parameters")

@@ -1,6 +1,6 @@
 //! B10 (AWS retry quota) and B11 (gRPC retry throttling) parity.
 
-use gate_budget::parity::{AWS_QUOTA_CAPACITY, QuotaPermit, RetryCost, RetryQuota, RetryThrottle};
+use toolgate_budget::parity::{AWS_QUOTA_CAPACITY, QuotaPermit, RetryCost, RetryQuota, RetryThrottle};
 
 // B10: capacity 500; 50 consecutive timeouts (cost 10) exhaust it.
 #[test]

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use gate_budget::{Backoff, LatencyBudget, Pushback, RetryBudget, TokenLimit, TokenWindow};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use toolgate_budget::{Backoff, LatencyBudget, Pushback, RetryBudget, TokenLimit, TokenWindow};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -43,7 +43,7 @@ proptest! {
         let mut now = start;
         // (second the amount counts from, tokens)
         let mut model: Vec<(i64, i64)> = Vec::new();
-        let mut last: Option<(gate_budget::Reservation, usize)> = None;
+        let mut last: Option<(toolgate_budget::Reservation, usize)> = None;
         let second = |t: i64| t.div_euclid(1_000);
         for op in ops {
             let counted = |model: &[(i64, i64)], now: i64| -> u64 {

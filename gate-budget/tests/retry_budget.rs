@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use gate_budget::RetryBudget;
 use tokio::time::advance;
+use toolgate_budget::RetryBudget;
 
 fn budget(ttl_ms: u64, min_per_sec: f64, ratio: f64) -> RetryBudget {
     match RetryBudget::new(Duration::from_millis(ttl_ms), min_per_sec, ratio) {

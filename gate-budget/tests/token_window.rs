@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use gate_budget::{TokenLimit, TokenWindow, TokensExhausted, estimate_tokens, repair_cost};
+use toolgate_budget::{TokenLimit, TokenWindow, TokensExhausted, estimate_tokens, repair_cost};
 
 const HOUR: Duration = Duration::from_secs(3600);
 /// A tenth of an hour, in milliseconds.

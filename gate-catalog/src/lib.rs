@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
-use gate::{Ctx, ToolError, Toolbox, tool, toolbox};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolgate::{Ctx, ToolError, Toolbox, tool, toolbox};
 
 /// A postal address.
 #[derive(Debug, Deserialize, JsonSchema)]

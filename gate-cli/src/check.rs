@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use gate::validate::{Validator, unknown_tool};
 use serde_json::{Value, json};
+use toolgate::validate::{Validator, unknown_tool};
 
 use crate::input::Lines;
 use crate::{UsageError, load_toolbox};

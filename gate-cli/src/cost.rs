@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use gate::budget::cost::{CostParams, expected_tokens, render_text};
+use toolgate::budget::cost::{CostParams, expected_tokens, render_text};
 
 use crate::UsageError;
 

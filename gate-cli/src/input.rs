@@ -22,7 +22,7 @@ const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 /// 4 MiB admits every real call with room for escaping.
 const MAX_LINE_BYTES: usize = 4 << 20;
 
-/// `n` bytes as the limits are written in the README (`4 MiB`).
+/// `n` bytes as the limits are written in docs/cli.md (`4 MiB`).
 fn mib(n: usize) -> String {
     format!("{} MiB", n >> 20)
 }

@@ -36,8 +36,8 @@ mod store;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gate::manifest::import_each;
-use gate::{Tool, Toolbox};
+use toolgate::manifest::import_each;
+use toolgate::{Tool, Toolbox};
 
 /// gate: typed LLM tools that fail safely.
 #[derive(Parser)]

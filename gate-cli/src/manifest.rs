@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use gate::manifest::{render, tool_definition};
-use gate::{Dialect, ToolSpec};
+use toolgate::manifest::{render, tool_definition};
+use toolgate::{Dialect, ToolSpec};
 
 use crate::{UsageError, load_readable_tools};
 
@@ -32,7 +32,7 @@ pub(crate) struct Args {
 }
 
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
-    s.parse().map_err(|e: gate::manifest::UnknownDialect| e.to_string())
+    s.parse().map_err(|e: toolgate::manifest::UnknownDialect| e.to_string())
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
@@ -52,7 +52,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
             }
             (toolbox, unreadable)
         }
-        None => (gate_catalog::toolbox(), Vec::new()),
+        None => (toolgate_catalog::toolbox(), Vec::new()),
     };
     let format = args.format;
     let mut expressible: Vec<&ToolSpec> = Vec::new();

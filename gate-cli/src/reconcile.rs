@@ -10,9 +10,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gate::ledger::{Resolution, ResolveRequest, State, Storage, TaskRecord};
-use gate::runtime::DEFAULT_STORE;
 use serde_json::Value;
+use toolgate::ledger::{Resolution, ResolveRequest, State, Storage, TaskRecord};
+use toolgate::runtime::DEFAULT_STORE;
 
 use crate::html_report::date::fmt_time;
 use crate::{UsageError, runtime};

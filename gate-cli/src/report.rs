@@ -8,7 +8,7 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use gate::ledger::{DecisionQuery, DecisionReport};
+use toolgate::ledger::{DecisionQuery, DecisionReport};
 
 use crate::{UsageError, runtime};
 

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use gate::sanitize::Sanitizer;
 use serde_json::Value;
+use toolgate::sanitize::Sanitizer;
 
 use crate::UsageError;
 use crate::input::read_bytes;

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use gate::ledger::Storage;
-use gate::runtime::DEFAULT_STORE;
 use sqlx::sqlite::SqliteConnectOptions;
+use toolgate::ledger::Storage;
+use toolgate::runtime::DEFAULT_STORE;
 
 use crate::UsageError;
 
@@ -37,7 +37,7 @@ pub(crate) async fn open(store: Option<&str>, command: &str) -> Result<Arc<dyn S
              name it with --store sqlite:PATH or --store postgres://…"
         )));
     }
-    Ok(gate::ledger::open(url).await?)
+    Ok(toolgate::ledger::open(url).await?)
 }
 
 /// The file a `sqlite:` URL names, read by the parser the ledger opens it

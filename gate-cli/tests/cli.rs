@@ -393,7 +393,7 @@ fn reconcile_and_report_work_on_a_store_left_by_a_run() {
         .build()
         .unwrap();
     let key = rt.block_on(async {
-        use gate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
+        use toolgate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
         let spec = ToolSpec::new(
             "charge_card",
             "Charge.",
@@ -471,8 +471,8 @@ fn reconcile_and_report_work_on_a_store_left_by_a_run() {
 
 /// The tools of the store tests: a lookup that always finds the customer and
 /// a charge that always times out (the charge may have happened).
-fn shop() -> gate::Toolbox {
-    use gate::{DynamicTool, Effects, ToolError, ToolSpec, Toolbox};
+fn shop() -> toolgate::Toolbox {
+    use toolgate::{DynamicTool, Effects, ToolError, ToolSpec, Toolbox};
     let lookup = ToolSpec::new(
         "lookup_customer",
         "Look up a customer by email.",
@@ -505,7 +505,7 @@ fn json_of(out: &Output) -> Value {
 
 #[test]
 fn failed_tasks_are_reported_listed_reopened_and_resolved() {
-    use gate::{Gate, Step, ToolCall};
+    use toolgate::{Gate, Step, ToolCall};
     let dir = scratch("failed-tasks");
     let store = format!("sqlite:{}", dir.join("gate.db").display());
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gate_ledger::{
+use toolgate_ledger::{
     Action, Ambiguity, DecisionId, DecisionRecord, DecisionReport, FailureClass, FailureReason, Timestamp,
 };
 

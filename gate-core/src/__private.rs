@@ -195,9 +195,9 @@ impl<T: Serialize> IntoToolOutput for T {
 
 /// The error type of a tool must convert into a failure class.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's error type: it must convert into `gate::ToolError`",
+    message = "`{Self}` cannot be a tool's error type: it must convert into `toolgate::ToolError`",
     label = "gate classifies failures through `ToolError`",
-    note = "implement `From<{Self}> for gate::ToolError`, choosing the failure class (Timeout, Forbidden, Rejected, ...) that says whether a retry is safe"
+    note = "implement `From<{Self}> for toolgate::ToolError`, choosing the failure class (Timeout, Forbidden, Rejected, ...) that says whether a retry is safe"
 )]
 pub trait ToolErrorInto {
     /// Converts into the failure class.
@@ -273,12 +273,12 @@ impl<R> ReturnOfValue<R> for ReturnProbe<R> {
 
 /// The type of a `#[ctx]` parameter must be gate's call context. The macro
 /// sees only the spelling, which an import under another name (`use
-/// gate::Ctx as Context`) or a type of one's own also named `Ctx` would
+/// toolgate::Ctx as Context`) or a type of one's own also named `Ctx` would
 /// fool; the type itself decides here. The generated call hands the context
 /// over through this trait, so a parameter of another type is one error, on
 /// its type, and the call itself still has the declared type.
 #[diagnostic::on_unimplemented(
-    message = "the `#[ctx]` parameter must have type `&gate::Ctx` or `gate::Ctx`, not `{Self}`",
+    message = "the `#[ctx]` parameter must have type `&toolgate::Ctx` or `toolgate::Ctx`, not `{Self}`",
     label = "the runtime passes the call context here",
     note = "remove `#[ctx]` to make this parameter an argument of the tool"
 )]

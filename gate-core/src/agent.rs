@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-#[cfg(feature = "openai")]
-pub use gate_model::OpenAiCompatible;
-pub use gate_model::{ChatModel, Message, ModelError, ScriptedModel, ToolCallRequest, Turn, Usage};
 use serde::Serialize;
+#[cfg(feature = "openai")]
+pub use toolgate_model::OpenAiCompatible;
+pub use toolgate_model::{ChatModel, Message, ModelError, ScriptedModel, ToolCallRequest, Turn, Usage};
 
 use crate::provider::Provider;
 use crate::runtime::{Step, Task, ToolCall};

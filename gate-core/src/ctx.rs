@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use gate_validate::Validator;
+use toolgate_validate::Validator;
 
 use crate::runtime::ToolCall;
 

@@ -31,9 +31,9 @@ pub use provider::{Provider, ProviderError};
 pub use tool::{DynamicTool, PreparedCall, Tool, ToolFuture, ToolSpec, ToolSpecError, is_portable_tool_name};
 pub use toolbox::{Toolbox, ToolboxError};
 
-pub use gate_budget as budget;
-pub use gate_ledger as ledger;
-pub use gate_sanitize as sanitize;
-pub use gate_sanitize::Sanitizer;
-pub use gate_validate as validate;
 pub use runtime::{Budget, FailureClass, FailureReport, Gate, Step, Task, ToolCall};
+pub use toolgate_budget as budget;
+pub use toolgate_ledger as ledger;
+pub use toolgate_sanitize as sanitize;
+pub use toolgate_sanitize::Sanitizer;
+pub use toolgate_validate as validate;

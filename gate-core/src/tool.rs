@@ -34,7 +34,7 @@ impl<'a> PreparedCall<'a> {
     /// and awaits the future `run` returns.
     ///
     /// ```
-    /// use gate_core::{Ctx, PreparedCall};
+    /// use toolgate_core::{Ctx, PreparedCall};
     /// use serde_json::json;
     ///
     /// // What a hand-written `Tool::prepare` returns for parsed arguments.
@@ -142,15 +142,15 @@ pub trait Tool: Send + Sync + 'static {
     /// Validates and parses `arguments` in one pass, before anything is
     /// claimed for the call: the call ready to run, or why its arguments
     /// are wrong. A tool with typed arguments (every `#[tool]`) parses them
-    /// with [`Validator::parse`](gate_validate::Validator::parse), which
+    /// with [`Validator::parse`](toolgate_validate::Validator::parse), which
     /// costs one serde parse on the valid path, where validating the text
     /// and then parsing it costs two. `None` (the default) leaves it to the
     /// runtime: it validates the text and calls [`call`](Self::call).
     fn prepare<'a>(
         &'a self,
-        validator: &gate_validate::Validator,
+        validator: &toolgate_validate::Validator,
         arguments: &str,
-    ) -> Option<Result<PreparedCall<'a>, gate_validate::Rejection>> {
+    ) -> Option<Result<PreparedCall<'a>, toolgate_validate::Rejection>> {
         let _ = (validator, arguments);
         None
     }
@@ -531,12 +531,12 @@ pub(crate) async fn call_contained(tool: &dyn Tool, ctx: &Ctx, arguments: &str) 
 
 /// What [`Tool::prepare`] answered, a panic in it (a custom `Deserialize`
 /// that panics) contained as an internal error of the tool.
-pub(crate) type Prepared<'a> = Result<Option<Result<PreparedCall<'a>, gate_validate::Rejection>>, ToolError>;
+pub(crate) type Prepared<'a> = Result<Option<Result<PreparedCall<'a>, toolgate_validate::Rejection>>, ToolError>;
 
 /// Calls [`Tool::prepare`] with panics contained.
 pub(crate) fn prepare_contained<'a>(
     tool: &'a dyn Tool,
-    validator: &gate_validate::Validator,
+    validator: &toolgate_validate::Validator,
     arguments: &str,
 ) -> Prepared<'a> {
     std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(validator, arguments))).map_err(panicked)

@@ -4,11 +4,11 @@
 
 use std::sync::Mutex;
 
-use gate_core::agent::{self, AgentError, AgentLimits, ChatModel, Message, ModelError, ScriptedModel, Turn};
-use gate_core::provider::Provider;
-use gate_core::{Dialect, DynamicTool, Effects, Gate, Step, ToolSpec, Toolbox};
-use gate_model::BoxFuture;
 use serde_json::{Value, json};
+use toolgate_core::agent::{self, AgentError, AgentLimits, ChatModel, Message, ModelError, ScriptedModel, Turn};
+use toolgate_core::provider::Provider;
+use toolgate_core::{Dialect, DynamicTool, Effects, Gate, Step, ToolSpec, Toolbox};
+use toolgate_model::BoxFuture;
 
 /// A back end that answers from a script and keeps the tool lists it was sent.
 struct Recording {

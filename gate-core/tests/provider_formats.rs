@@ -2,9 +2,9 @@
 //! what it skips, what it refuses and how; how results are rendered and
 //! grouped; and that no JSON value makes a parser panic.
 
-use gate_core::provider::{self, Provider, gemini};
-use gate_core::{Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
+use toolgate_core::provider::{self, Provider, gemini};
+use toolgate_core::{Dialect, DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 
 fn calls(provider: Provider, value: Value) -> Vec<(String, String, String)> {
     provider::parse_calls(provider, &value)

@@ -10,9 +10,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use gate_core::provider::{self, Provider, gemini};
-use gate_core::{DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 use serde_json::{Value, json};
+use toolgate_core::provider::{self, Provider, gemini};
+use toolgate_core::{DynamicTool, Effects, Gate, Step, ToolCall, ToolError, ToolSpec, Toolbox};
 
 /// The interpreter of the test environment: `$GATE_TEST_PYTHON`, else the
 /// virtual environment `.ci/test-deps` creates under the workspace's `target/`.

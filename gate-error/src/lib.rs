@@ -48,7 +48,7 @@ pub const fn assert_send_sync_static<T: Send + Sync + 'static>() {}
 /// Declares an opaque error type.
 ///
 /// ```
-/// gate_error::opaque_error! {
+/// toolgate_error::opaque_error! {
 ///     /// Why a part could not be fetched.
 ///     pub struct FetchError(Box<FetchErrorImpl>);
 ///     enum Kind {

@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
-use gate_budget::TokenLimit;
-use gate_ledger::testing::{RawPool, Store, open_store};
-use gate_ledger::{Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, Storage, TaskRecord, Timestamp};
 use serde_json::json;
+use toolgate_budget::TokenLimit;
+use toolgate_ledger::testing::{RawPool, Store, open_store};
+use toolgate_ledger::{
+    Action, Claim, ClaimRequest, DecisionRecord, Ledger, LedgerConfig, Storage, TaskRecord, Timestamp,
+};
 
 const WORKERS: u64 = 16;
 
@@ -401,7 +403,7 @@ fn per_store(
         g.finish();
         rt.block_on(t.store.ledger().close());
         if let Some((url, schema)) = &t.cleanup {
-            let _ = rt.block_on(gate_ledger::testing::drop_pg_schema(url, schema));
+            let _ = rt.block_on(toolgate_ledger::testing::drop_pg_schema(url, schema));
         }
         if let Some(dir) = &t.dir {
             let _ = std::fs::remove_dir_all(dir);
@@ -434,7 +436,7 @@ fn bench(c: &mut Criterion) {
 fn decision(task: &str) -> DecisionRecord {
     let at = Timestamp::now();
     DecisionRecord {
-        id: gate_ledger::DecisionId::at(at),
+        id: toolgate_ledger::DecisionId::at(at),
         at,
         task_id: task.into(),
         user: "bench-user".into(),
@@ -462,7 +464,7 @@ async fn record_cycle(store: &dyn Storage) {
 /// What a repair writes: the decision with its reservation and the task's
 /// state, then the settlement of the estimate with the real usage.
 async fn repair_cycle(store: &dyn Storage, keys: &Keys, limit: &TokenLimit) {
-    let result: Result<(), gate_ledger::LedgerError> = async {
+    let result: Result<(), toolgate_ledger::LedgerError> = async {
         let mut task = TaskRecord::new("bench-user", keys.next());
         task.writer = keys.next();
         let mut tx = store.begin().await?;

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// An error from the ledger.
     ///
     /// Use the `is_*` predicates to decide what to do; [`LedgerError::code`] gives

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use gate_budget::{TokenLimit, TokenWindow};
+use toolgate_budget::{TokenLimit, TokenWindow};
 
 use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;

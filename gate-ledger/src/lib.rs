@@ -34,11 +34,11 @@
 //! # Calling it from the runtime
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), gate_ledger::LedgerError> {
+//! # async fn demo() -> Result<(), toolgate_ledger::LedgerError> {
 //! use std::time::Duration;
-//! use gate_ledger::{Claim, ClaimRequest, Finish, fingerprint, minted_intent_key};
+//! use toolgate_ledger::{Claim, ClaimRequest, Finish, fingerprint, minted_intent_key};
 //!
-//! let ledger = gate_ledger::open("sqlite:gate.db").await?;
+//! let ledger = toolgate_ledger::open("sqlite:gate.db").await?;
 //! let args = serde_json::json!({"customer_id": "cus_1", "amount_cents": 4200});
 //! let req = ClaimRequest {
 //!     user: "user-42".into(),

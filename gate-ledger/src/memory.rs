@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
+use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::decision_id::DecisionId;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use gate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
+use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;

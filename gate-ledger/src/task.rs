@@ -15,8 +15,8 @@
 //! recorded with its tokens, or neither, a crash in between cannot leak a
 //! reservation, and a side effect's outcome costs no commit of its own.
 
-use gate_budget::{Reservation, TaskBudgetState, TokenLimit, TokensExhausted};
 use serde::{Deserialize, Serialize};
+use toolgate_budget::{Reservation, TaskBudgetState, TokenLimit, TokensExhausted};
 
 use crate::decision::DecisionRecord;
 use crate::error::LedgerError;
@@ -158,7 +158,7 @@ pub trait TaskTransaction<'a>: Send {
     ) -> BoxFuture<'b, Result<Result<Reservation, TokensExhausted>, LedgerError>>;
 
     /// Settles `reservations` with the provider's `actual` usage (see
-    /// [`TokenWindow::settle`](gate_budget::TokenWindow::settle)); returns the
+    /// [`TokenWindow::settle`](toolgate_budget::TokenWindow::settle)); returns the
     /// tokens the user may still reserve.
     fn settle_tokens<'b>(
         &'b mut self,

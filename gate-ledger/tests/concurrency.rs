@@ -98,7 +98,7 @@ async fn postgres_64_tasks_4_processes_one_execution() {
     };
     let schema = format!("gate_test_{}", random_suffix());
     three_rounds(&url, &schema).await;
-    gate_ledger::testing::drop_pg_schema(&url, &schema)
+    toolgate_ledger::testing::drop_pg_schema(&url, &schema)
         .await
         .expect("drop schema");
 }

@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Harness, Kind, charge, request};
-use gate_ledger::{
-    Claim, ClaimRequest, DecisionQuery, DecisionRecord, Finish, Lease, Ledger, LedgerError, Resolution, ResolveRequest,
-    State, Timestamp,
-};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
+use toolgate_ledger::{
+    Claim, ClaimRequest, DecisionQuery, DecisionRecord, Finish, Lease, Ledger, LedgerError, Resolution, ResolveRequest,
+    State, Timestamp,
+};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -41,7 +41,7 @@ async fn run_to_success(l: &dyn Ledger, r: &ClaimRequest, value: serde_json::Val
     lease
 }
 
-async fn record(h: &Harness, r: &ClaimRequest) -> gate_ledger::LedgerRecord {
+async fn record(h: &Harness, r: &ClaimRequest) -> toolgate_ledger::LedgerRecord {
     h.ledger
         .get(&r.user, &r.key)
         .await
@@ -145,7 +145,7 @@ async fn l04_key_reused_different_params(h: &Harness) {
     run_to_success(&*h.ledger, &r, json!("ok")).await;
     let before = record(h, &r).await;
     let mut other = r.clone();
-    other.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_1", "amount_cents": 4300}));
+    other.fingerprint = toolgate_ledger::fingerprint(&json!({"customer_id": "cus_1", "amount_cents": 4300}));
     let e = err(h.ledger.claim(&other).await);
     assert!(e.is_key_reused(), "{e}");
     assert_eq!(e.code(), "E_IDEMPOTENCY_KEY_REUSED");
@@ -365,7 +365,7 @@ async fn l14b_corrected_retry_is_a_new_attempt(h: &Harness) {
         .await
         .expect("fail retryable");
     let mut corrected = r.clone();
-    corrected.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_2", "amount_cents": 4200}));
+    corrected.fingerprint = toolgate_ledger::fingerprint(&json!({"customer_id": "cus_2", "amount_cents": 4200}));
     let mut other_tool = corrected.clone();
     other_tool.tool = "refund_card".into();
     assert!(err(h.ledger.claim(&other_tool).await).is_key_reused());
@@ -374,7 +374,7 @@ async fn l14b_corrected_retry_is_a_new_attempt(h: &Harness) {
     assert_eq!(record(h, &r).await.fingerprint, corrected.fingerprint);
     // In flight now: a third set of arguments is refused.
     let mut third = r.clone();
-    third.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_3", "amount_cents": 4200}));
+    third.fingerprint = toolgate_ledger::fingerprint(&json!({"customer_id": "cus_3", "amount_cents": 4200}));
     assert!(err(h.ledger.claim(&third).await).is_key_reused());
     let lease2 = h.ledger.dispatch(&lease2).await.expect("dispatch");
     h.ledger.complete(&lease2, json!("charged")).await.expect("complete");
@@ -642,7 +642,7 @@ async fn l26_release_before_dispatch(h: &Harness) {
     h.ledger.release(&lease).await.expect("release");
     assert!(h.ledger.get(&r.user, &r.key).await.expect("get").is_none());
     let mut corrected = r.clone();
-    corrected.fingerprint = gate_ledger::fingerprint(&json!({"customer_id": "cus_1", "amount_cents": 42}));
+    corrected.fingerprint = toolgate_ledger::fingerprint(&json!({"customer_id": "cus_1", "amount_cents": 42}));
     let lease = claim_ok(&*h.ledger, &corrected).await;
     assert_eq!(lease.attempt, 1);
     // A later attempt goes back to FailedRetryable instead of disappearing.
@@ -782,7 +782,7 @@ async fn l30_reconcile(h: &Harness) {
         let l = h.ledger.dispatch(&l).await.expect("dispatch");
         h.ledger.mark_unknown(&l, "timeout".into()).await.expect("unknown");
     }
-    let amb_key = gate_ledger::minted_intent_key("t-amb", "amb");
+    let amb_key = toolgate_ledger::minted_intent_key("t-amb", "amb");
     let amb = ResolveRequest {
         key: amb_key.clone(),
         user: None,
@@ -1010,10 +1010,10 @@ async fn renew_extends_lease(h: &Harness) {
 
 // The decision log: append (once per id), filter, order, and the report numbers.
 async fn decision_log_and_report(h: &Harness) {
-    use gate_ledger::{Action, Ambiguity, ClassActionCount, FailureClass, FailureReason, FollowUps};
+    use toolgate_ledger::{Action, Ambiguity, ClassActionCount, FailureClass, FailureReason, FollowUps};
     let mk =
         |t: i64, task: &str, tool: &str, action: Action, class: Option<FailureClass>, tokens: i64| DecisionRecord {
-            id: gate_ledger::DecisionId::from_u128(t.unsigned_abs().into()),
+            id: toolgate_ledger::DecisionId::from_u128(t.unsigned_abs().into()),
             at: Timestamp::from_millis(t),
             task_id: task.into(),
             user: "u1".into(),

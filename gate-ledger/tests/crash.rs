@@ -15,11 +15,11 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::temp_dir;
-use gate_ledger::{LedgerConfig, State, Timestamp, minted_intent_key, open_with};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
+use toolgate_ledger::{LedgerConfig, State, Timestamp, minted_intent_key, open_with};
 
 const CHILD: &str = env!("CARGO_BIN_EXE_gate-ledger-crash-child");
 const LEASE_MS: u64 = 10_000;
@@ -209,7 +209,7 @@ async fn postgres_survives_60_kills() {
     let schema = format!("gate_test_{}", common::random_suffix());
     let outcome = crash_loop(&url, Some(&schema), 60, 30).await;
     assert!(outcome.killed > 10, "killed only {}", outcome.killed);
-    gate_ledger::testing::drop_pg_schema(&url, &schema)
+    toolgate_ledger::testing::drop_pg_schema(&url, &schema)
         .await
         .expect("drop schema");
 }

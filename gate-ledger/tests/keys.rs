@@ -2,11 +2,11 @@
 //! ignores key order, whitespace and number spelling, notices every real
 //! change, and keys never carry raw user data; decision ids sort by time.
 
-use gate_ledger::{
-    canonical_json, derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
-};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use toolgate_ledger::{
+    canonical_json, derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, validate_key,
+};
 
 fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -135,7 +135,7 @@ fn decision_ids_start_with_the_time_and_end_random() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis();
-    let id = gate_ledger::DecisionId::now().to_string();
+    let id = toolgate_ledger::DecisionId::now().to_string();
     let after = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -147,8 +147,8 @@ fn decision_ids_start_with_the_time_and_end_random() {
     );
     let millis = u128::from_str_radix(&id[..12], 16).unwrap();
     assert!((before..=after).contains(&millis), "{millis} not in {before}..={after}");
-    let others: std::collections::HashSet<gate_ledger::DecisionId> =
-        (0..1000).map(|_| gate_ledger::DecisionId::now()).collect();
+    let others: std::collections::HashSet<toolgate_ledger::DecisionId> =
+        (0..1000).map(|_| toolgate_ledger::DecisionId::now()).collect();
     assert_eq!(others.len(), 1000);
 }
 
@@ -156,21 +156,27 @@ fn decision_ids_start_with_the_time_and_end_random() {
 // 1,764,547,200,000 ms is 0x019ad7358400.
 #[test]
 fn a_decision_id_for_a_given_time_starts_with_that_time() {
-    let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
-    let id = gate_ledger::DecisionId::at(at);
+    let at = toolgate_ledger::Timestamp::from_millis(1_764_547_200_000);
+    let id = toolgate_ledger::DecisionId::at(at);
     assert_eq!(&id.to_string()[..12], "019ad7358400", "{id}");
-    assert_ne!(id, gate_ledger::DecisionId::at(at), "the random part differs");
+    assert_ne!(id, toolgate_ledger::DecisionId::at(at), "the random part differs");
 }
 
 // Each thread draws its ids' random bits from its own generator: threads
 // deciding in the same millisecond still never make the same id.
 #[test]
 fn threads_deciding_at_the_same_time_make_distinct_ids() {
-    let at = gate_ledger::Timestamp::from_millis(1_764_547_200_000);
+    let at = toolgate_ledger::Timestamp::from_millis(1_764_547_200_000);
     let threads: Vec<_> = (0..4)
-        .map(|_| std::thread::spawn(move || (0..1000).map(|_| gate_ledger::DecisionId::at(at)).collect::<Vec<_>>()))
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..1000)
+                    .map(|_| toolgate_ledger::DecisionId::at(at))
+                    .collect::<Vec<_>>()
+            })
+        })
         .collect();
-    let ids: std::collections::HashSet<gate_ledger::DecisionId> = threads
+    let ids: std::collections::HashSet<toolgate_ledger::DecisionId> = threads
         .into_iter()
         .flat_map(|t| t.join().expect("the thread finishes"))
         .collect();

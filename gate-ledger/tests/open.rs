@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use gate_ledger::{StoreKind, open};
+use toolgate_ledger::{StoreKind, open};
 
 #[tokio::test]
 async fn memory_url_opens_the_memory_store() {
@@ -48,7 +48,7 @@ async fn urls_of_stores_left_out_name_their_feature() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn unreachable_postgres_is_unavailable() {
-    use gate_ledger::{LedgerConfig, open_with};
+    use toolgate_ledger::{LedgerConfig, open_with};
     let config = LedgerConfig {
         busy_timeout: Duration::from_secs(1),
         ..LedgerConfig::default()
@@ -63,7 +63,7 @@ async fn unreachable_postgres_is_unavailable() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn bad_schema_names_are_refused() {
-    use gate_ledger::{LedgerConfig, open_with};
+    use toolgate_ledger::{LedgerConfig, open_with};
     let Some(url) = common::postgres_url("bad_schema_names_are_refused") else {
         return;
     };
@@ -79,8 +79,8 @@ async fn bad_schema_names_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_file_is_created_and_survives_reopening() {
     use common::{charge, temp_dir};
-    use gate_ledger::testing::open_store;
-    use gate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State};
+    use toolgate_ledger::testing::open_store;
+    use toolgate_ledger::{Claim, LedgerConfig, SCHEMA_VERSION, State};
     let dir = temp_dir("open");
     let path = dir.join("nested-name.db");
     assert!(!path.exists());
@@ -110,7 +110,7 @@ async fn sqlite_file_is_created_and_survives_reopening() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_schema_is_isolated() {
     use common::{charge, random_suffix};
-    use gate_ledger::{Claim, LedgerConfig, open_with};
+    use toolgate_ledger::{Claim, LedgerConfig, open_with};
     let Some(url) = common::postgres_url("postgres_schema_is_isolated") else {
         return;
     };
@@ -134,7 +134,7 @@ async fn postgres_schema_is_isolated() {
     assert!(la.get(&r.user, &r.key).await.expect("get").is_some());
     la.close().await;
     for s in [&a, &b] {
-        gate_ledger::testing::drop_pg_schema(&url, s).await.expect("drop");
+        toolgate_ledger::testing::drop_pg_schema(&url, s).await.expect("drop");
     }
 }
 
@@ -158,10 +158,10 @@ const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_1_sqlite_file_upgrades_keeping_its_records() {
     use common::{charge, temp_dir};
-    use gate_ledger::testing::open_store;
-    use gate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION};
     use sqlx::ConnectOptions;
     use std::str::FromStr;
+    use toolgate_ledger::testing::open_store;
+    use toolgate_ledger::{Claim, DecisionQuery, LedgerConfig, SCHEMA_VERSION};
     let dir = temp_dir("v1");
     let url = format!("sqlite:{}", dir.join("v1.db").display());
     let r = charge("written by version 1");

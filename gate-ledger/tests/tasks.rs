@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::{Harness, Kind, charge};
-use gate_budget::TokenLimit;
-use gate_ledger::{
+use serde_json::json;
+use toolgate_budget::TokenLimit;
+use toolgate_ledger::{
     Action, Claim, DecisionId, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Resolution, ResolveRequest,
     State, TaskRecord, Timestamp,
 };
-use serde_json::json;
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -76,7 +76,7 @@ async fn decisions_of(h: &Harness, task: &str) -> Vec<DecisionRecord> {
 }
 
 /// Saves `record` in its own transaction; returns the new revision.
-async fn save(h: &Harness, record: &TaskRecord) -> Result<i64, gate_ledger::LedgerError> {
+async fn save(h: &Harness, record: &TaskRecord) -> Result<i64, toolgate_ledger::LedgerError> {
     let mut tx = h.ledger.begin().await.expect("begin");
     let revision = tx.save_task(record).await?;
     tx.commit().await.expect("commit");
@@ -332,7 +332,7 @@ async fn t07_resolving_an_intent_reopens_the_task_that_waited_for_it(h: &Harness
 // own earlier write instead of reporting another worker.
 async fn t08_writes_resent_after_a_lost_answer_find_their_own_result(h: &Harness) {
     let mut r = charge("pay INV-10");
-    r.owner = Some(gate_ledger::new_owner_token());
+    r.owner = Some(toolgate_ledger::new_owner_token());
     let Claim::Acquired(first) = h.ledger.claim(&r).await.expect("claim") else {
         panic!("fresh key")
     };
@@ -342,7 +342,7 @@ async fn t08_writes_resent_after_a_lost_answer_find_their_own_result(h: &Harness
     assert_eq!((again.attempt, &again.owner), (first.attempt, &first.owner));
     // Another worker's token is still told the key is in progress.
     let mut other = r.clone();
-    other.owner = Some(gate_ledger::new_owner_token());
+    other.owner = Some(toolgate_ledger::new_owner_token());
     assert!(h.ledger.claim(&other).await.expect_err("in progress").is_in_progress());
     let dispatched = h.ledger.dispatch(&first).await.expect("dispatch");
     let again = h.ledger.dispatch(&first).await.expect("dispatch again");
@@ -396,7 +396,7 @@ async fn t09_a_batch_of_decisions_lands_in_order_once_per_id(h: &Harness) {
 // lease that runs out is an unknown outcome (the call may have been made).
 async fn t10_a_claim_can_commit_its_dispatch_in_the_same_write(h: &Harness) {
     let mut r = charge("pay INV-20");
-    r.owner = Some(gate_ledger::new_owner_token());
+    r.owner = Some(toolgate_ledger::new_owner_token());
     let Claim::Acquired(lease) = h.ledger.claim_and_dispatch(&r).await.expect("claim") else {
         panic!("fresh key")
     };
@@ -408,7 +408,7 @@ async fn t10_a_claim_can_commit_its_dispatch_in_the_same_write(h: &Harness) {
     };
     assert_eq!((again.attempt, &again.owner), (lease.attempt, &lease.owner));
     let mut other = r.clone();
-    other.owner = Some(gate_ledger::new_owner_token());
+    other.owner = Some(toolgate_ledger::new_owner_token());
     let e = h.ledger.claim_and_dispatch(&other).await.expect_err("in progress");
     assert!(e.is_in_progress(), "{e}");
     h.clock.advance(r.lease);
@@ -427,7 +427,7 @@ async fn t11_an_intent_finishes_inside_the_decision_transaction(h: &Harness) {
     let Claim::Acquired(lease) = h.ledger.claim_and_dispatch(&r).await.expect("claim") else {
         panic!("fresh key")
     };
-    let paid = gate_ledger::Finish::Succeeded(json!({"paid": true}));
+    let paid = toolgate_ledger::Finish::Succeeded(json!({"paid": true}));
     let mut task = TaskRecord::new("user-42", "task-7");
     task.writer = "w1".into();
     task.state.rejections = 1;
@@ -466,7 +466,7 @@ async fn t11_an_intent_finishes_inside_the_decision_transaction(h: &Harness) {
         .await
         .expect("our own finish, sent again");
     assert_eq!(again.state, State::Succeeded);
-    let unknown = gate_ledger::Finish::OutcomeUnknown { error: "late".into() };
+    let unknown = toolgate_ledger::Finish::OutcomeUnknown { error: "late".into() };
     let e = tx.finish_intent(&lease, &unknown).await.expect_err("moved on");
     assert!(e.is_stale(), "{e}");
     task.revision = 1;

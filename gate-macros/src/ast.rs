@@ -155,7 +155,7 @@ pub(crate) fn context_type(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// The last path segment's name of a type (`Ctx` for `gate::Ctx`), looking
+/// The last path segment's name of a type (`Ctx` for `toolgate::Ctx`), looking
 /// through references.
 pub(crate) fn type_name(ty: &Type) -> Option<&Ident> {
     match ty {

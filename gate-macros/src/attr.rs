@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprArray, ExprLit, Lit, LitStr, Meta, Token};
+use syn::{Expr, ExprArray, ExprLit, Lit, LitStr, Meta, Path, Token};
 
 use crate::ctxt::Ctxt;
 
@@ -26,6 +26,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "widen",
     "scopes",
     "timeout",
+    "crate",
 ];
 /// The keys `#[arg]` accepts.
 pub(crate) const ARG_KEYS: &[&str] = &["default", "key", "rename"];
@@ -71,6 +72,9 @@ pub(crate) struct ToolAttrs {
     pub(crate) widen: Option<LitStr>,
     pub(crate) scopes: Option<Vec<LitStr>>,
     pub(crate) timeout: Option<Timeout>,
+    /// `crate = "path"`: where the facade is, when the user's manifest
+    /// cannot say (a crate that re-exports it).
+    pub(crate) krate: Option<Path>,
 }
 
 impl ToolAttrs {
@@ -289,6 +293,41 @@ fn parse_list(cx: &mut Ctxt, tokens: TokenStream) -> Vec<Meta> {
     }
 }
 
+/// Sets a path given as a string literal (`crate = "my_sdk::toolgate"`, as
+/// serde's `crate` key is written), refusing anything that is not a path.
+fn set_path(cx: &mut Ctxt, slot: &mut Option<Path>, meta: &Meta, attr: &str) {
+    let mut literal = None;
+    set_string(cx, &mut literal, meta, attr);
+    let Some(literal) = literal else { return };
+    match literal.parse::<Path>() {
+        Ok(path) => *slot = Some(path),
+        Err(_) => cx.error_spanned_by(
+            &literal,
+            format!(
+                "`{}` takes the path the facade is reachable at, e.g. `{} = \"my_sdk::toolgate\"`",
+                key_name(meta),
+                key_name(meta)
+            ),
+        ),
+    }
+}
+
+/// Parses the arguments of `#[tools(...)]`: only `crate = "path"`, which
+/// every method's generated code then uses.
+pub(crate) fn parse_tools_attrs(cx: &mut Ctxt, tokens: TokenStream) -> Option<Path> {
+    let mut krate = None;
+    for meta in parse_list(cx, tokens) {
+        match key_name(&meta).as_str() {
+            "crate" => set_path(cx, &mut krate, &meta, "tools"),
+            _ => cx.error_spanned_by(
+                &meta,
+                "`#[tools]` takes only `crate = \"path\"`; put `#[tool(...)]` on each method",
+            ),
+        }
+    }
+    krate
+}
+
 /// Parses the arguments of `#[tool(...)]`.
 pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, tokens: TokenStream) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
@@ -318,6 +357,7 @@ pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, tokens: TokenStream) -> ToolAttrs 
             "widen" => set_string(cx, &mut attrs.widen, &meta, "tool"),
             "scopes" => set_string_list(cx, &mut attrs.scopes, &meta),
             "timeout" => set_timeout(cx, &mut attrs.timeout, &meta),
+            "crate" => set_path(cx, &mut attrs.krate, &meta, "tool"),
             other => cx.error_spanned_by(meta.path(), unknown_key_message("tool", other, TOOL_KEYS)),
         }
     }
@@ -354,7 +394,7 @@ mod tests {
     fn suggests_close_keys_only() {
         assert!(unknown_key_message("tool", "nmae", TOOL_KEYS).contains("did you mean `name`?"));
         assert!(!unknown_key_message("tool", "zzzzzz", TOOL_KEYS).contains("did you mean"));
-        assert!(unknown_key_message("tool", "x", TOOL_KEYS).ends_with("widen, scopes, timeout"));
+        assert!(unknown_key_message("tool", "x", TOOL_KEYS).ends_with("widen, scopes, timeout, crate"));
         assert!(unknown_key_message("tool", "write", TOOL_KEYS).contains("did you mean `writes`?"));
     }
 

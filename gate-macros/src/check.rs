@@ -288,7 +288,7 @@ fn ctx_is_single_and_typed(cx: &mut Ctxt, f: &ToolFn<'_>) {
                 if context_type(p.ty).is_none() {
                     cx.error_spanned_by(
                         p.ty,
-                        "the `#[ctx]` parameter must have type `&gate::Ctx` or `gate::Ctx`",
+                        "the `#[ctx]` parameter must have type `&toolgate::Ctx` or `toolgate::Ctx`",
                     );
                 }
             }

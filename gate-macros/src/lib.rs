@@ -13,11 +13,12 @@ mod attr;
 mod check;
 mod ctxt;
 mod expand;
+mod facade;
 mod lookup;
 
 use proc_macro::TokenStream;
 
-/// Turns a function into an LLM tool. Documented on `gate::tool`.
+/// Turns a function into an LLM tool. Documented on `toolgate::tool`.
 ///
 /// Keys, in the order an unknown key's message lists them (`attr.rs`
 /// parses them, `check.rs` holds the rules between them):
@@ -29,7 +30,8 @@ use proc_macro::TokenStream;
 /// - `keyed`: forwards `ctx.intent_key()` downstream as the idempotency key (a modifier; needs `#[ctx]`);
 /// - `name`, `description`, `title`, `discovery`, `widen`: string literals;
 /// - `scopes = ["crm:read"]`: string literals;
-/// - `timeout = "10s"`: a whole number of `ms`, `s` or `m`, from 1 ms to 24 hours, emitted in milliseconds.
+/// - `timeout = "10s"`: a whole number of `ms`, `s` or `m`, from 1 ms to 24 hours, emitted in milliseconds;
+/// - `crate = "path"`: where the facade is, for a crate that re-exports it (found from the user's Cargo.toml otherwise).
 ///
 /// At least one of `read_only`, `idempotent`, `writes`, `destructive` is required.
 #[proc_macro_attribute]
@@ -38,13 +40,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Turns the `#[tool]` methods of an impl block into tools that share `self`.
-/// Documented on `gate::tools`.
+/// Documented on `toolgate::tools`.
 #[proc_macro_attribute]
 pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tools(args.into(), item.into()).into()
 }
 
-/// Collects `#[tool]` functions into a `Toolbox`. Documented on `gate::toolbox`.
+/// Collects `#[tool]` functions into a `Toolbox`. Called by `toolgate::toolbox!`,
+/// which passes `$crate` first (`toolbox!($crate; f, g)`); documented there.
 #[proc_macro]
 pub fn toolbox(input: TokenStream) -> TokenStream {
     expand::toolbox(input.into()).into()

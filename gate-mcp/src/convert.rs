@@ -5,17 +5,17 @@
 //! They are public so that a server that keeps its own rmcp handler (with
 //! prompts, resources, or its own routing) can still send every tool call
 //! through gate: parse with [`tool_call`] and [`CallMeta::read`], run
-//! [`Task::handle`](gate_core::Task::handle), answer with
+//! [`Task::handle`](toolgate_core::Task::handle), answer with
 //! [`call_tool_result`].
 
 use std::fmt;
 
-use gate_core::manifest::{self, Dialect};
-use gate_core::{Gate, ManifestError, Step, ToolCall, ToolSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, MetaObject, ProtocolVersion, RequestId, Tool,
 };
 use serde_json::{Map, Value};
+use toolgate_core::manifest::{self, Dialect};
+use toolgate_core::{Gate, ManifestError, Step, ToolCall, ToolSpec};
 
 /// The `_meta` key of a `tools/call` that names the task the call belongs
 /// to: any string; the same name resumes the same task, from the store, on

@@ -5,7 +5,7 @@
 //! a JSON-RPC error by rmcp and the connection goes on, and a failed call is a
 //! tool result. What is left is the connection itself failing.
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// Why a server stopped serving.
     pub struct ServeError(Box<ServeErrorImpl>);
     enum Kind {

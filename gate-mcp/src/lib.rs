@@ -10,11 +10,11 @@
 //! error, so the model can act on it.
 //!
 //! ```no_run
-//! use gate_core::Gate;
-//! # fn tools() -> gate_core::Toolbox { gate_core::Toolbox::new() }
+//! use toolgate_core::Gate;
+//! # fn tools() -> toolgate_core::Toolbox { toolgate_core::Toolbox::new() }
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let gate = Gate::builder(tools()).store("sqlite:gate.db").build().await?;
-//! let server = gate_mcp::McpServer::new(gate.clone(), "local-user");
+//! let server = toolgate_mcp::McpServer::new(gate.clone(), "local-user");
 //! server.serve_stdio().await?;          // or serve_http(listener, shutdown)
 //! gate.shutdown().await;
 //! # Ok(()) }
@@ -51,7 +51,7 @@
 //! A call cancelled while it waits for its task is not run; a call that has
 //! started runs to its end (bounded by the tool's timeout) and its outcome
 //! is recorded, since abandoning a side effect halfway would leave its
-//! outcome unknown. Call [`Gate::shutdown`](gate_core::Gate::shutdown) after
+//! outcome unknown. Call [`Gate::shutdown`](toolgate_core::Gate::shutdown) after
 //! serving ends, to flush the decision log.
 #![forbid(unsafe_code)]
 

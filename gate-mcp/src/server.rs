@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gate_core::{Gate, Task};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig,
@@ -17,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use toolgate_core::{Gate, Task};
 
 use crate::convert::{CallMeta, META_TASK, call_tool_result, dialect_for, tool_call, tools};
 
@@ -45,8 +45,8 @@ pub enum MetaUser {
 /// what the server tells clients.
 ///
 /// ```no_run
-/// # async fn demo(gate: gate_core::Gate) -> Result<(), gate_mcp::ServeError> {
-/// let server = gate_mcp::McpServer::new(gate, "billing-team")
+/// # async fn demo(gate: toolgate_core::Gate) -> Result<(), toolgate_mcp::ServeError> {
+/// let server = toolgate_mcp::McpServer::new(gate, "billing-team")
 ///     .server_info("billing", "1.0.0")
 ///     .grant(["billing:charge"]);
 /// server.serve_stdio().await

@@ -1,14 +1,14 @@
 //! A gate served in process to rmcp's client over an in-memory pipe: what a
 //! server operator's settings do to the calls.
 
-use gate_core::{Dialect, DynamicTool, Effects, Gate, ToolSpec, Toolbox};
-use gate_mcp::{McpServer, MetaUser};
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, MetaObject,
     RequestMetaObject,
 };
 use serde_json::{Value, json};
+use toolgate_core::{Dialect, DynamicTool, Effects, Gate, ToolSpec, Toolbox};
+use toolgate_mcp::{McpServer, MetaUser};
 
 fn toolbox() -> Toolbox {
     let echo = ToolSpec::new(
@@ -124,6 +124,6 @@ async fn an_untyped_result_has_no_structured_content() {
     )
     .await;
     assert_eq!(result.structured_content, None);
-    let tools = gate_mcp::tools(&gate().await, &[], Dialect::Mcp).unwrap();
+    let tools = toolgate_mcp::tools(&gate().await, &[], Dialect::Mcp).unwrap();
     assert!(tools.iter().all(|t| t.output_schema.is_none()));
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// Why a model turn could not be produced.
     ///
     /// `Display` is one short line meant for operators; it never contains the API
@@ -82,7 +82,7 @@ impl ModelError {
     }
 
     #[cfg(feature = "openai")]
-    pub(crate) fn with_cause(mut self, cause: impl Into<gate_error::Cause>) -> Self {
+    pub(crate) fn with_cause(mut self, cause: impl Into<toolgate_error::Cause>) -> Self {
         self.inner.source = Some(cause.into());
         self
     }

@@ -18,7 +18,7 @@
 //! The loop, with the gate's part left as a comment:
 //!
 //! ```
-//! use gate_model::{ChatModel, Message, ScriptedModel};
+//! use toolgate_model::{ChatModel, Message, ScriptedModel};
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let model = ScriptedModel::parse(r#"
 //! {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":{"email":"a@b.c"}}]}

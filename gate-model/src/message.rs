@@ -99,8 +99,8 @@ pub const TOOL_ERROR_PREFIX: &str = "Error: ";
 /// (any case), so the one bit gate knows is not lost and never doubled.
 ///
 /// ```
-/// assert_eq!(gate_model::marked_as_error("card declined"), "Error: card declined");
-/// assert_eq!(gate_model::marked_as_error("ERROR 42"), "ERROR 42");
+/// assert_eq!(toolgate_model::marked_as_error("card declined"), "Error: card declined");
+/// assert_eq!(toolgate_model::marked_as_error("ERROR 42"), "ERROR 42");
 /// ```
 pub fn marked_as_error(content: &str) -> std::borrow::Cow<'_, str> {
     let already_marked = content.get(..5).is_some_and(|head| head.eq_ignore_ascii_case("error"));

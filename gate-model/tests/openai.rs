@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_model::{ChatModel, Message, OpenAiCompatible, ToolCallRequest, Usage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
+use toolgate_model::{ChatModel, Message, OpenAiCompatible, ToolCallRequest, Usage};
 
 const KEY: &str = "sk-test-0123456789abcdef";
 const MAX_HEAD: usize = 64 * 1024;

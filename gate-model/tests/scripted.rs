@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use gate_model::{ChatModel, Message, ScriptedModel, ToolCallRequest, Turn, Usage};
 use serde_json::json;
+use toolgate_model::{ChatModel, Message, ScriptedModel, ToolCallRequest, Turn, Usage};
 
 const EXAMPLE: &str = r#"# a lookup, then a charge with an object, then invalid JSON, then done
 {"tool_calls":[{"id":"call_1","name":"lookup_customer","arguments":"{\"email\":\"a@b.c\"}"}],"usage":{"input_tokens":4000,"output_tokens":50}}
@@ -14,7 +14,7 @@ const EXAMPLE: &str = r#"# a lookup, then a charge with an object, then invalid 
 {"text":"All done."}
 "#;
 
-async fn next(model: &dyn ChatModel) -> Result<Turn, gate_model::ModelError> {
+async fn next(model: &dyn ChatModel) -> Result<Turn, toolgate_model::ModelError> {
     model.next_turn(&[Message::User("hi".into())], &json!([])).await
 }
 

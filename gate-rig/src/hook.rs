@@ -10,19 +10,19 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use gate_core::{Step, ToolCall};
 use rig_agent::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, InvalidToolCallAction, InvalidToolCallContext,
     InvalidToolCallReason, OutcomeAction, OutcomeEvent,
 };
 use rig_core::effect::{EffectId, EffectKind};
 use tokio::time::Instant;
+use toolgate_core::{Step, ToolCall};
 
 use crate::GateTools;
 
 /// The rig hook of a [`GateTools`]: hands rig's invalid tool calls to gate
 /// and reports each model turn's latency and usage to the task
-/// ([`Task::record_turn`](gate_core::Task::record_turn)).
+/// ([`Task::record_turn`](toolgate_core::Task::record_turn)).
 ///
 /// - A call to a tool the task cannot run (unknown, or not granted) is
 ///   answered with gate's rejection as the call's result. rig then runs none

@@ -3,8 +3,8 @@
 //! is gate's (sanitized) text.
 //!
 //! ```no_run
-//! # async fn demo(gate: gate_core::Gate, model: rig_core::DynModel<rig_core::operation::Completion>) -> Result<(), Box<dyn std::error::Error>> {
-//! use gate_rig::GateTools;
+//! # async fn demo(gate: toolgate_core::Gate, model: rig_core::DynModel<rig_core::operation::Completion>) -> Result<(), Box<dyn std::error::Error>> {
+//! use toolgate_rig::GateTools;
 //! use rig_agent::AgentBuilder;
 //!
 //! let tools = GateTools::new(gate.task("user-42").grant(["billing:charge"]))?;
@@ -65,8 +65,6 @@ mod tool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gate_core::runtime::Feedback;
-use gate_core::{Dialect, FailureReport, ManifestError, Step, Task, ToolCall};
 use rig_agent::Agent;
 use rig_agent::agent::{AgentBuilder, NoToolConfig};
 use rig_agent::tool::server::{ToolServer, ToolServerHandle};
@@ -74,6 +72,8 @@ use rig_agent::tool::{RegisteredTool, ToolSet};
 use rig_core::completion::ToolDefinition;
 use rig_core::message::ToolName;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use toolgate_core::runtime::Feedback;
+use toolgate_core::{Dialect, FailureReport, ManifestError, Step, Task, ToolCall};
 
 pub use hook::GateHook;
 
@@ -109,7 +109,7 @@ pub struct HandledCall {
     pub step: Step,
 }
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// Why the tools could not be described to rig.
     pub struct RigToolsError(Box<RigToolsErrorImpl>);
     enum ErrorKind {
@@ -161,7 +161,7 @@ impl GateTools {
         task.manifest(dialect).map_err(RigToolsError::manifest)?;
         let mut definitions = Vec::new();
         for spec in task.gate().toolbox().specs().filter(|spec| task.may_call(spec)) {
-            let parameters = gate_core::manifest::parameters(spec, dialect).map_err(RigToolsError::manifest)?;
+            let parameters = toolgate_core::manifest::parameters(spec, dialect).map_err(RigToolsError::manifest)?;
             let name = ToolName::new(spec.name()).map_err(|_| RigToolsError::empty_name())?;
             definitions.push(ToolDefinition {
                 name,

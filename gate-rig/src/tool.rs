@@ -6,12 +6,12 @@
 //! error of kind `Cancelled` ends the run. A handler also receives the
 //! argument text itself, which it passes to gate unparsed.
 
-use gate_core::{FailureClass, Step, ToolCall};
 use rig_core::completion::ToolDefinition;
 use rig_core::effect::{EffectKind, FamilyDescriptor, HandlerDescriptor, Outcome, family, tool_key};
 use rig_core::error::{ErrorKind, ErrorReport};
 use rig_core::serve::{Dispatch, Reply, Serve};
 use rig_core::tool::{ToolErrorKind, ToolExecutionError, ToolOutput, ToolResult};
+use toolgate_core::{FailureClass, Step, ToolCall};
 
 use crate::GateTools;
 
@@ -93,7 +93,7 @@ fn failed(kind: ToolErrorKind, text: &str, code: String) -> ToolResult {
 
 /// rig's nearest kind for a failure gate answers with a correction.
 fn retry_kind(class: FailureClass) -> ToolErrorKind {
-    use gate_core::ledger::Ambiguity;
+    use toolgate_core::ledger::Ambiguity;
     match class {
         FailureClass::Ambiguous(Ambiguity::WrongTarget) => ToolErrorKind::PermissionDenied,
         FailureClass::Ambiguous(Ambiguity::NothingFound) => ToolErrorKind::NotFound,

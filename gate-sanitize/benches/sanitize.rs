@@ -2,13 +2,13 @@
 //! rule's regex applied one after another with `replace_all`), on clean
 //! text and on text dense with findings.
 //!
-//! Run with `cargo bench -p gate-sanitize`; criterion prints MB/s for each
+//! Run with `cargo bench -p toolgate-sanitize`; criterion prints MB/s for each
 //! and the ratio is read across the pair in one run.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gate_sanitize::Sanitizer;
-use gate_sanitize::baseline::NaiveLoop;
 use std::hint::black_box;
+use toolgate_sanitize::Sanitizer;
+use toolgate_sanitize::baseline::NaiveLoop;
 
 const SIZE: usize = 1 << 20;
 

@@ -1,5 +1,5 @@
 //! Sanitizes findings-dense text in a loop, for profiling.
-use gate_sanitize::Sanitizer;
+use toolgate_sanitize::Sanitizer;
 
 fn main() {
     let lines = [

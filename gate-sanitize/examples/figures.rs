@@ -1,15 +1,15 @@
 //! Prints the sanitizer's figures on the corpora kept in this crate, the
-//! rows of the README's table: credentials removed (gitleaks' own true
+//! rows of the table in docs/sanitizer.md: credentials removed (gitleaks' own true
 //! positives), real benign messages passed unchanged, stack traces removed
 //! with their error line kept, and injected instructions neutralized when
 //! quoted in an error and when unquoted in an upstream body. The tests
 //! assert the goals; this prints the counts.
 //!
-//! Run with `cargo run --release -p gate-sanitize --example figures`
+//! Run with `cargo run --release -p toolgate-sanitize --example figures`
 //! (`FIGURES_VERBOSE=1` lists the credentials that were not removed).
 
-use gate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 use serde_json::Value;
+use toolgate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 
 #[path = "../tests/support/neutralized.rs"]
 mod support;

@@ -3,8 +3,8 @@
 #[path = "../tests/support/shapes.rs"]
 mod shapes;
 
-use gate_sanitize::Sanitizer;
 use std::time::Instant;
+use toolgate_sanitize::Sanitizer;
 
 fn main() {
     let s = Sanitizer::builder().max_len(usize::MAX).build().unwrap();

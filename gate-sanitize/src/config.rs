@@ -80,7 +80,7 @@ pub enum SanitizerConfigError {
 /// validates.
 ///
 /// ```
-/// use gate_sanitize::Sanitizer;
+/// use toolgate_sanitize::Sanitizer;
 ///
 /// let s = Sanitizer::builder()
 ///     .pattern("acme-ticket-key", r"ACME-[0-9]{6}-[A-Z]{4}")

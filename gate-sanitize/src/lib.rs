@@ -29,7 +29,7 @@
 //! so it can go to the decision log.
 //!
 //! ```
-//! use gate_sanitize::{Category, Sanitizer};
+//! use toolgate_sanitize::{Category, Sanitizer};
 //!
 //! let s = Sanitizer::default();
 //! let out = s.sanitize("connect failed: postgres://app:hunter22@db.internal:5432/x");

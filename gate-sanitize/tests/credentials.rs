@@ -3,8 +3,8 @@
 //! `tests/corpus/PROVENANCE.md`) must be redacted. Its `ip_public` cases are
 //! left out: a public IP address is not a credential, and gate keeps it.
 
-use gate_sanitize::{Category, Sanitizer};
 use serde_json::Value;
+use toolgate_sanitize::{Category, Sanitizer};
 
 #[test]
 fn every_detect_secrets_positive_is_redacted() {

@@ -2,8 +2,8 @@
 //! instruction-like text (S10), the length cap, the report and the
 //! configuration errors.
 
-use gate_sanitize::{Category, Sanitizer, SanitizerConfigError};
 use std::sync::OnceLock;
+use toolgate_sanitize::{Category, Sanitizer, SanitizerConfigError};
 
 fn san() -> &'static Sanitizer {
     static S: OnceLock<Sanitizer> = OnceLock::new();
@@ -397,7 +397,7 @@ fn sanitizer_is_cheap_to_share() {
 
 #[test]
 fn configuration_errors_name_the_problem() {
-    let err = |b: gate_sanitize::SanitizerBuilder| b.build().unwrap_err();
+    let err = |b: toolgate_sanitize::SanitizerBuilder| b.build().unwrap_err();
     assert!(
         matches!(err(Sanitizer::builder().disable("nope")), SanitizerConfigError::UnknownKind { kind } if kind == "nope")
     );

@@ -2,8 +2,8 @@
 //! wrapped in base64 are decoded once and redacted; benign base64 and
 //! text with zero-width joiners pass.
 
-use gate_sanitize::{Category, Sanitizer};
 use std::sync::OnceLock;
+use toolgate_sanitize::{Category, Sanitizer};
 
 fn san() -> &'static Sanitizer {
     static S: OnceLock<Sanitizer> = OnceLock::new();

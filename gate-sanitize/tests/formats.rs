@@ -1,8 +1,8 @@
 //! Format-specific cases from the reference list: URL and connection
 //! string credentials (S3), PEM variants (S4) and JWT variants (S5).
 
-use gate_sanitize::Sanitizer;
 use std::sync::OnceLock;
+use toolgate_sanitize::Sanitizer;
 
 fn san() -> &'static Sanitizer {
     static S: OnceLock<Sanitizer> = OnceLock::new();

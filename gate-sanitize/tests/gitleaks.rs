@@ -16,9 +16,9 @@
 //! validates each rule with a single-rule detector: a false positive of
 //! one rule may well be another rule's true positive.
 
-use gate_sanitize::{Category, Sanitizer};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use toolgate_sanitize::{Category, Sanitizer};
 
 const EXAMPLES: &str = include_str!("../data/gitleaks/examples.json");
 

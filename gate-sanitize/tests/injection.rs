@@ -9,7 +9,7 @@
 //! does not. The goals are the issue's: at least 90% when quoted inside an
 //! error text, at least 60% unquoted in an upstream body.
 
-use gate_sanitize::Sanitizer;
+use toolgate_sanitize::Sanitizer;
 
 #[path = "support/neutralized.rs"]
 mod support;

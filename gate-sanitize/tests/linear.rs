@@ -11,9 +11,9 @@
 
 #[path = "support/shapes.rs"]
 mod shapes;
-use gate_sanitize::Sanitizer;
 use std::sync::mpsc;
 use std::time::Duration;
+use toolgate_sanitize::Sanitizer;
 
 const MB: usize = 1024 * 1024;
 
@@ -61,5 +61,5 @@ fn one_huge_line_and_one_huge_trace_are_linear() {
     });
     let text = rx.recv_timeout(BOUND).expect("did not finish within the bound");
     assert!(text.starts_with("java.lang.IllegalStateException: boom\n[stack trace removed]\nafter\n"));
-    assert!(text.len() <= gate_sanitize::DEFAULT_MAX_LEN);
+    assert!(text.len() <= toolgate_sanitize::DEFAULT_MAX_LEN);
 }

@@ -3,7 +3,7 @@
 //! that talk about passwords, keys, tokens, hosts and certificates without
 //! holding any. Every one must come out of the default sanitizer unchanged.
 
-use gate_sanitize::Sanitizer;
+use toolgate_sanitize::Sanitizer;
 
 const CORPORA: &[(&str, &str)] = &[
     ("git", include_str!("corpus/benign/git.jsonl")),

@@ -4,9 +4,9 @@
 //! The arbitrary-bytes property is the stable-toolchain stand-in for the
 //! cargo-fuzz target in `fuzz/`, so CI covers it.
 
-use gate_sanitize::Sanitizer;
 use proptest::prelude::*;
 use std::sync::OnceLock;
+use toolgate_sanitize::Sanitizer;
 
 fn default_san() -> &'static Sanitizer {
     static S: OnceLock<Sanitizer> = OnceLock::new();
@@ -136,7 +136,7 @@ fn check_invariants(s: &Sanitizer, input: &str) {
     for f in &out.findings {
         assert!(f.range.start <= f.range.end && f.range.end <= input.len());
         assert!(input.is_char_boundary(f.range.start) && input.is_char_boundary(f.range.end));
-        if f.category != gate_sanitize::Category::Truncated {
+        if f.category != toolgate_sanitize::Category::Truncated {
             assert!(f.range.start >= last, "overlapping findings {:?}", out.findings);
             last = f.range.end;
         }

@@ -1,7 +1,7 @@
 //! Reflected content: long quoted free text in an error is neutralized,
 //! short quoted identifiers are kept, and apostrophes are not quotes.
 
-use gate_sanitize::{Category, QUOTED_PLACEHOLDER, Sanitizer};
+use toolgate_sanitize::{Category, QUOTED_PLACEHOLDER, Sanitizer};
 
 fn text(t: &str) -> String {
     Sanitizer::default().sanitize(t).text

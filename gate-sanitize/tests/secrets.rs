@@ -6,8 +6,8 @@
 //! must not be reported as that kind. gitleaks' rules are covered by their
 //! own examples in `tests/gitleaks.rs`; a kind both share is tested in both.
 
-use gate_sanitize::{Category, Sanitizer};
 use std::sync::OnceLock;
+use toolgate_sanitize::{Category, Sanitizer};
 
 fn san() -> &'static Sanitizer {
     static S: OnceLock<Sanitizer> = OnceLock::new();

@@ -1,5 +1,5 @@
 //! Quick end-to-end checks of each detector family.
-use gate_sanitize::Sanitizer;
+use toolgate_sanitize::Sanitizer;
 
 #[test]
 fn smoke() {

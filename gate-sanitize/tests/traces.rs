@@ -9,8 +9,8 @@
 //! the first line everywhere else. `JAVA_EXC_PART1`/`PART2` are halves of
 //! `JAVA_EXC`, which is tested whole.
 
-use gate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 use serde_json::Value;
+use toolgate_sanitize::{Category, STACK_TRACE_PLACEHOLDER, Sanitizer};
 
 const FIXTURES: &str = include_str!("corpus/traces/fluent.jsonl");
 

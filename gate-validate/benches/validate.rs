@@ -7,11 +7,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use gate_validate::Validator;
 use schemars::{JsonSchema, schema_for};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use toolgate_validate::Validator;
 
 /// A small tool call, the most common shape.
 #[derive(Debug, Deserialize, JsonSchema)]

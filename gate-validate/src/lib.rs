@@ -12,7 +12,7 @@
 //! # Example
 //!
 //! ```
-//! use gate_validate::{Validator, unknown_tool};
+//! use toolgate_validate::{Validator, unknown_tool};
 //! use serde_json::json;
 //!
 //! let schema = json!({
@@ -40,7 +40,7 @@
 //!
 //! let unknown = unknown_tool("lookup_custmer", &["lookup_customer", "charge_card"]);
 //! assert!(unknown.message().starts_with("There is no tool named `lookup_custmer`. Available tools:"));
-//! # Ok::<(), gate_validate::SchemaError>(())
+//! # Ok::<(), toolgate_validate::SchemaError>(())
 //! ```
 //!
 //! # Design

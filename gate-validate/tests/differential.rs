@@ -10,12 +10,12 @@ mod common;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use gate_validate::Validator;
 use proptest::prelude::*;
 use schemars::{JsonSchema, schema_for};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use toolgate_validate::Validator;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -353,5 +353,5 @@ fn parse_enforces_constraints_serde_does_not() {
     assert!(v.parse::<Id>(r#"{"id":"c_1"}"#).is_ok());
     let r = v.parse::<Id>(r#"{"id":"x"}"#).unwrap_err();
     assert_eq!(r.violations()[0].path, "/id");
-    assert_eq!(r.violations()[0].kind, gate_validate::ViolationKind::Pattern);
+    assert_eq!(r.violations()[0].kind, toolgate_validate::ViolationKind::Pattern);
 }

@@ -5,9 +5,9 @@
 
 mod common;
 
-use gate_validate::{Validator, ViolationKind};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use toolgate_validate::{Validator, ViolationKind};
 
 /// A generated schema shape; every object is closed (`additionalProperties: false`),
 /// as tool roots are.

@@ -1,8 +1,8 @@
 //! Behaviour of the reject path, one case per kind of problem: what the
 //! model reads, and the structured violations behind it.
 
-use gate_validate::{SchemaError, Validator, ViolationKind, unknown_tool};
 use serde_json::{Value, json};
+use toolgate_validate::{SchemaError, Validator, ViolationKind, unknown_tool};
 
 fn customer() -> Validator {
     Validator::new(&json!({
@@ -27,7 +27,7 @@ fn customer() -> Validator {
     .expect("compiles")
 }
 
-fn reject(raw: &str) -> gate_validate::Rejection {
+fn reject(raw: &str) -> toolgate_validate::Rejection {
     customer().validate(raw).expect_err("must be rejected")
 }
 

@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use gate_validate::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS, Validator, ViolationKind, unknown_tool};
 use serde_json::json;
+use toolgate_validate::{LIST_BUDGET_CHARS, MAX_ECHO_CHARS, Validator, ViolationKind, unknown_tool};
 
 const LONG_PLAN: &str = "Priority support for enterprise accounts (24/7 phone)";
 

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use gate::{Ctx, ToolError, tools};
 use serde_json::{Value, json};
+use toolgate::{Ctx, ToolError, tools};
 
 /// Counts lookups; answers "nothing found" for the emails in `empty_for`.
 #[derive(Default)]

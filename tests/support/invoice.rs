@@ -4,9 +4,9 @@
 //! run the function directly). Shared by `benches/handle.rs` and
 //! `tests/allocations.rs`, so the bench and the count are of one call.
 
-use gate::{ToolError, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolgate::{ToolError, tools};
 
 /// One line of an invoice.
 #[derive(Deserialize, Serialize, JsonSchema)]

@@ -10,8 +10,8 @@
 
 use std::fmt::Display;
 
-use gate::FailureReason;
-use gate::{Step, ToolCall};
+use toolgate::FailureReason;
+use toolgate::{Step, ToolCall};
 
 #[allow(dead_code, reason = "each test crate uses a part of the support")]
 pub mod crm;

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use gate::Action;
-use gate::Step;
-use gate::agent::{Ending, OpenAiCompatible};
 use gate_examples::invoice::{DemoEvent, DemoOptions, DemoReport, ModelChoice, SCENARIOS, run_demo};
+use toolgate::Action;
+use toolgate::Step;
+use toolgate::agent::{Ending, OpenAiCompatible};
 
 /// Runs the invoice agent's scenarios and prints every call, its failure
 /// class, gate's decision and what the model saw; then the token accounting

@@ -9,11 +9,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use gate::Gate;
-use gate::mcp::McpServer;
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
 use serde_json::json;
+use toolgate::Gate;
+use toolgate::mcp::McpServer;
 
 /// Serves the invoice tools over MCP: on stdin and stdout by default, on
 /// streamable HTTP with `--http`. Every call goes through gate (validation,
@@ -129,7 +129,7 @@ async fn main() -> ExitCode {
         .server_info("invoice-mcp", env!("CARGO_PKG_VERSION"))
         .instructions(format!(
             "The billing tools of a small company: look up customers and invoices, charge cards, send receipts. {}",
-            gate::mcp::DEFAULT_INSTRUCTIONS
+            toolgate::mcp::DEFAULT_INSTRUCTIONS
         ));
     let served = serve(&args, &server).await;
     gate.shutdown().await;

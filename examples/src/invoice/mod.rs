@@ -15,11 +15,11 @@ pub mod tools;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gate::agent::{self, AgentLimits, ChatModel, Ending, Exchange, Message, ScriptedModel};
-use gate::ledger::{Resolution, ResolveRequest};
-use gate::{Dialect, Gate, Step};
 use serde::Serialize;
 use serde_json::json;
+use toolgate::agent::{self, AgentLimits, ChatModel, Ending, Exchange, Message, ScriptedModel};
+use toolgate::ledger::{Resolution, ResolveRequest};
+use toolgate::{Dialect, Gate, Step};
 
 use backend::{Backend, Charge, Fault};
 use tools::InvoiceTools;

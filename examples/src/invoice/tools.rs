@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use gate::{Ctx, ToolError, tools};
 use schemars::JsonSchema;
 use serde::Serialize;
+use toolgate::{Ctx, ToolError, tools};
 
 use super::backend::{Backend, Customer, Fault, Invoice};
 

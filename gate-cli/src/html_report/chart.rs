@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use gate_ledger::{Ambiguity, DecisionRecord, DecisionReport, FailureClass, FollowUps};
+use toolgate_ledger::{Ambiguity, DecisionRecord, DecisionReport, FailureClass, FollowUps};
 
 use super::date::{fmt_date, fmt_minute, fmt_time};
 use super::{class_name, classes, esc, label, pct};

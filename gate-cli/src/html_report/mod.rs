@@ -19,7 +19,7 @@
 //! Every metric comes from the [`DecisionReport`] `gate report` computes: the
 //! ledger defines the report's figures (what follows a rejection, fails by
 //! reason, repair tokens per task) once, and `gate report`'s text, its
-//! `--json` and this page are views of it. [`gate_ledger::FollowUps`]
+//! `--json` and this page are views of it. [`toolgate_ledger::FollowUps`]
 //! documents what counts as a valid call after a rejection. The records
 //! themselves only give what the report does not hold: when each decision
 //! was made (the timeline), who ran each task and the failure rows.
@@ -28,7 +28,7 @@
 //! may be hostile, since tool names come from the model: all of it goes
 //! through [`esc`], and none of it is ever placed in a script, a style, a URL
 //! or an element or attribute name. Classes, actions and fail reasons are
-//! gate's closed vocabulary ([`gate_ledger::vocab`]); each class has a fixed
+//! gate's closed vocabulary ([`toolgate_ledger::vocab`]); each class has a fixed
 //! colour, chosen by an exhaustive `match`. Output size is bounded whatever the
 //! log holds: tasks, tools and failure rows are capped (the rest is counted in
 //! a note) and long labels are cut.
@@ -36,7 +36,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use gate_ledger::{Action, DecisionRecord, DecisionReport, FailureClass, FailureReason, TaskSummary};
+use toolgate_ledger::{Action, DecisionRecord, DecisionReport, FailureClass, FailureReason, TaskSummary};
 
 mod chart;
 pub(crate) mod date;

@@ -26,8 +26,8 @@
 
 use std::time::Duration;
 
-use gate::ToolError;
 use serde_json::Value;
+use toolgate::ToolError;
 
 /// The kind of failure a reading rule recognises in a text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -422,8 +422,8 @@ fn normalized(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use gate::runtime::classify;
-    use gate::{Ambiguity, FailureClass};
+    use toolgate::runtime::classify;
+    use toolgate::{Ambiguity, FailureClass};
 
     use super::*;
 

@@ -39,9 +39,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use gate::Action;
-use gate::{DynamicTool, FailureClass, Gate, ToolError, Toolbox};
 use serde_json::{Value, json};
+use toolgate::Action;
+use toolgate::{DynamicTool, FailureClass, Gate, ToolError, Toolbox};
 
 use crate::input::read_text;
 use crate::{UsageError, load_toolbox, runtime};

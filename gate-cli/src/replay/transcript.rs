@@ -19,10 +19,10 @@
 //! estimates context (four characters a token): everything before the turn
 //! read, the turn's own text and calls written.
 
-use gate::ToolCall;
-use gate::budget::estimate_tokens;
-use gate::provider::{self, Provider};
 use serde_json::{Map, Value};
+use toolgate::ToolCall;
+use toolgate::budget::estimate_tokens;
+use toolgate::provider::{self, Provider};
 
 use super::classify::{self, Reading, Recorded};
 use crate::UsageError;

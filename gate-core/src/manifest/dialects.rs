@@ -1,15 +1,15 @@
 //! Each provider's schema rules as a sequence of passes, and its tool envelope.
 //!
 //! The rules follow the providers' documentation and the errors their APIs
-//! report; the README's "Manifests" section summarises them, and
+//! report; docs/manifests.md summarises them, and
 //! `tests/manifests.rs` checks every dialect's output against them (its
 //! `every_generated_schema_follows_its_dialects_rules`). The order of passes
 //! matters and is fixed: inline references first (so later passes see every
 //! subschema), then normalise shapes, then refuse what is left that the
 //! dialect cannot take.
 
-use gate_validate::{SchemaError, Validator};
 use serde_json::{Map, Value, json};
+use toolgate_validate::{SchemaError, Validator};
 
 use super::passes::*;
 use super::walk::{Problem, Recursion, inline_refs};

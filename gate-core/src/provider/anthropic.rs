@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::{ProviderError, Reader, call_from_json};
 use crate::runtime::{Step, ToolCall};
-use gate_model::Provider;
+use toolgate_model::Provider;
 
 const READ: Reader = Reader {
     provider: Provider::Anthropic,

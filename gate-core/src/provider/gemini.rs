@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 
 use super::{ProviderError, Reader, call_from_json};
 use crate::runtime::{Step, ToolCall};
-use gate_model::Provider;
+use toolgate_model::Provider;
 
 /// How the ids gate makes for calls that came without one begin.
 pub const MINTED_ID_PREFIX: &str = "gate-gemini-";

@@ -10,7 +10,7 @@
 //! requests and results belong to gate's MCP server, and [`Step::to_message`]
 //! renders its `CallToolResult`. The enum itself is defined in `gate-model`,
 //! so that a model back end can say which API it speaks
-//! ([`ChatModel::provider`](gate_model::ChatModel::provider)).
+//! ([`ChatModel::provider`](toolgate_model::ChatModel::provider)).
 //!
 //! Inbound, each provider's parser takes what a program has at hand, already
 //! parsed as JSON: a whole response, one assistant message (or its content),
@@ -32,12 +32,12 @@
 //!
 //! The text of every result is [`Step::model_text`], sanitized. OpenAI's two
 //! APIs have no error flag, so an error's text starts with `Error: ` (as
-//! gate's OpenAI back end writes it, [`gate_model::marked_as_error`]);
+//! gate's OpenAI back end writes it, [`toolgate_model::marked_as_error`]);
 //! Anthropic sets `is_error`; Gemini puts the text under `error` instead of
 //! `output`, the convention its SDK documents.
 //!
 //! ```
-//! use gate_core::provider::{self, Provider};
+//! use toolgate_core::provider::{self, Provider};
 //! let message = serde_json::json!({
 //!     "role": "assistant",
 //!     "content": [
@@ -61,7 +61,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-pub use gate_model::{Provider, UnknownProvider};
+pub use toolgate_model::{Provider, UnknownProvider};
 
 use crate::runtime::{Step, ToolCall};
 
@@ -108,7 +108,7 @@ pub(crate) fn render_named(provider: Provider, step: &Step, tool_name: &str) -> 
     }
 }
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// JSON that is not the provider's tool-call shape: a required field missing
     /// or of the wrong type, or a kind of call gate cannot run. Names the
     /// provider and the path of the offending field (`$.content[1].name`).

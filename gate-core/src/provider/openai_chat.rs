@@ -9,13 +9,13 @@
 //! text input, no JSON Schema) are refused: gate cannot validate them.
 //!
 //! The tool message has no error flag, so an error result's content starts
-//! with `Error: ` ([`gate_model::marked_as_error`]).
+//! with `Error: ` ([`toolgate_model::marked_as_error`]).
 
 use serde_json::{Value, json};
 
 use super::{ProviderError, Reader};
 use crate::runtime::{Step, ToolCall};
-use gate_model::Provider;
+use toolgate_model::Provider;
 
 const READ: Reader = Reader {
     provider: Provider::OpenAiChat,
@@ -118,7 +118,7 @@ pub fn result(step: &Step) -> Value {
 /// The text of a result for an OpenAI API: marked when it is an error.
 pub(crate) fn text(step: &Step) -> std::borrow::Cow<'_, str> {
     if step.is_error() {
-        gate_model::marked_as_error(step.model_text())
+        toolgate_model::marked_as_error(step.model_text())
     } else {
         std::borrow::Cow::Borrowed(step.model_text())
     }

@@ -11,13 +11,13 @@
 //! JSON text the model wrote, kept byte for byte.
 //!
 //! The output item has no error flag, so an error result's output starts
-//! with `Error: ` ([`gate_model::marked_as_error`]).
+//! with `Error: ` ([`toolgate_model::marked_as_error`]).
 
 use serde_json::{Value, json};
 
 use super::{ProviderError, Reader};
 use crate::runtime::{Step, ToolCall};
-use gate_model::Provider;
+use toolgate_model::Provider;
 
 const READ: Reader = Reader {
     provider: Provider::OpenAiResponses,

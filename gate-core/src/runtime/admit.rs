@@ -172,5 +172,5 @@ fn unknown_tool(gate: &Inner, task: TaskView<'_>, call: &ToolCall) -> String {
         .filter(|s| task.may_call(s))
         .map(ToolSpec::name)
         .collect();
-    gate_validate::unknown_tool(&call.name, &names).message()
+    toolgate_validate::unknown_tool(&call.name, &names).message()
 }

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use gate_ledger::{FailureClass, FailureReason, Lease, LedgerError, State};
 use serde_json::Value;
+use toolgate_ledger::{FailureClass, FailureReason, Lease, LedgerError, State};
 
 use crate::ToolError;
 

@@ -15,9 +15,9 @@
 
 use std::time::Duration;
 
-pub use gate_budget::{Budget, RetryBudget};
-use gate_budget::{Refusal, TaskBudget};
-use gate_ledger::TaskState;
+pub use toolgate_budget::{Budget, RetryBudget};
+use toolgate_budget::{Refusal, TaskBudget};
+use toolgate_ledger::TaskState;
 
 use super::policy::BudgetVerdict;
 

@@ -9,11 +9,11 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use gate_ledger::{LedgerError, Storage};
-use gate_sanitize::Sanitizer;
-use gate_validate::Validator;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use toolgate_ledger::{LedgerError, Storage};
+use toolgate_sanitize::Sanitizer;
+use toolgate_validate::Validator;
 
 use super::budget::{Budget, RetryBudget};
 use super::gate::{Gate, Inner};
@@ -38,7 +38,7 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest tool timeout accepted, from the builder or a tool: 24 hours.
 pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
-gate_error::opaque_error! {
+toolgate_error::opaque_error! {
     /// Why a gate could not be built.
     ///
     /// Branch on the predicates; the message names the tool, the store or the
@@ -133,7 +133,7 @@ impl GateBuilder {
     }
 
     /// An already opened store (shared between gates, opened with its own
-    /// [`LedgerConfig`](gate_ledger::LedgerConfig), or a test double).
+    /// [`LedgerConfig`](toolgate_ledger::LedgerConfig), or a test double).
     pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
         self.storage = Some(storage);
         self
@@ -172,7 +172,7 @@ impl GateBuilder {
     /// The sanitizer for tool results (default: all built-in rules but
     /// `quoted-text`, with a 64 KiB cap); `None` hands results to the model
     /// unsanitized. Either way, a result of an `external` tool is wrapped as
-    /// untrusted data ([`gate_sanitize::spotlight`]).
+    /// untrusted data ([`toolgate_sanitize::spotlight`]).
     pub fn result_sanitizer(mut self, sanitizer: Option<Sanitizer>) -> Self {
         self.result_sanitizer = Some(sanitizer);
         self
@@ -275,7 +275,7 @@ impl GateBuilder {
         }
         let storage = match self.storage {
             Some(storage) => storage,
-            None => gate_ledger::open(&self.store)
+            None => toolgate_ledger::open(&self.store)
                 .await
                 .map_err(|e| GateError::store(&self.store, e))?,
         };

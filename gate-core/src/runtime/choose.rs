@@ -18,9 +18,9 @@
 
 use std::time::Duration;
 
-use gate_budget::{Pushback, RepairPlan, repair_cost};
-use gate_ledger::{FailureClass, FailureReason};
 use serde_json::Value;
+use toolgate_budget::{Pushback, RepairPlan, repair_cost};
+use toolgate_ledger::{FailureClass, FailureReason};
 
 use super::admit::Admitted;
 use super::attempt::Attempt;

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use gate_ledger::{Claim, ClaimRequest, FailureClass, FailureReason, Lease, LedgerError, State, new_owner_token};
+use toolgate_ledger::{Claim, ClaimRequest, FailureClass, FailureReason, Lease, LedgerError, State, new_owner_token};
 
 use super::admit::Admitted;
 use super::attempt::Attempt;

@@ -6,7 +6,7 @@
 //! themselves are gate's shared vocabulary ([`FailureClass`], stored by name
 //! in the decision log); this module maps a tool's error onto them.
 
-pub use gate_ledger::{Ambiguity, FailureClass};
+pub use toolgate_ledger::{Ambiguity, FailureClass};
 
 use crate::ToolError;
 

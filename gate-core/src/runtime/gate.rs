@@ -9,10 +9,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gate_ledger::{LedgerError, Storage};
-use gate_sanitize::Sanitizer;
-use gate_validate::Validator;
 use rand::rngs::StdRng;
+use toolgate_ledger::{LedgerError, Storage};
+use toolgate_sanitize::Sanitizer;
+use toolgate_validate::Validator;
 
 use super::budget::{Budget, RetryBudget};
 use super::log::DecisionSink;

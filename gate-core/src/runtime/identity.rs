@@ -12,9 +12,9 @@
 
 use std::borrow::Cow;
 
-use gate_validate::{Fingerprint, Validator};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use toolgate_validate::{Fingerprint, Validator};
 
 use super::step::ToolCall;
 
@@ -25,7 +25,7 @@ pub(super) struct CallIdentity {
     /// The tool and its canonical arguments, hashed.
     pub(super) call_fp: String,
     /// The key arguments (all of them when the tool names none), hashed as
-    /// [`gate_ledger::fingerprint`] does.
+    /// [`toolgate_ledger::fingerprint`] does.
     pub(super) key_fp: String,
 }
 
@@ -33,22 +33,22 @@ impl CallIdentity {
     /// The identities of a call of `tool` with the valid `arguments`.
     pub(super) fn of(tool: &str, arguments: &str, key_args: &[String]) -> Self {
         let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-        let canonical = gate_ledger::canonical_json(&args);
+        let canonical = toolgate_ledger::canonical_json(&args);
         let call_fp = call_fingerprint(tool, &canonical);
         // Without key arguments the key covers all of them: the canonical
         // text is the same one.
         let key_fp = if key_args.is_empty() {
-            gate_ledger::canonical_fingerprint(&canonical)
+            toolgate_ledger::canonical_fingerprint(&canonical)
         } else {
             let names: Vec<&str> = key_args.iter().map(String::as_str).collect();
-            gate_ledger::key_args_fingerprint(&args, &names)
+            toolgate_ledger::key_args_fingerprint(&args, &names)
         };
         CallIdentity { args, call_fp, key_fp }
     }
 
     /// The key the call of `tool` in `task_id` carries without a declared intent.
     pub(super) fn derived_key(&self, task_id: &str, tool: &str) -> String {
-        gate_ledger::derived_intent_key(task_id, tool, &self.key_fp)
+        toolgate_ledger::derived_intent_key(task_id, tool, &self.key_fp)
     }
 }
 
@@ -68,7 +68,7 @@ pub(crate) fn derived_key(task_id: &str, tool: &str, arguments: &str, key_args: 
 /// JSON where the text is JSON, the raw text where it is not.
 pub(super) fn raw_fingerprint(call: &ToolCall) -> String {
     match serde_json::from_str::<Value>(&call.arguments) {
-        Ok(v) => call_fingerprint(&call.name, &gate_ledger::canonical_json(&v)),
+        Ok(v) => call_fingerprint(&call.name, &toolgate_ledger::canonical_json(&v)),
         Err(_) => call_fingerprint(&call.name, &call.arguments),
     }
 }
@@ -99,10 +99,15 @@ mod tests {
 
     #[test]
     fn the_derived_key_stands_for_the_canonical_key_arguments() {
-        let all = gate_ledger::derived_intent_key("t1", "lookup", &gate_ledger::fingerprint(&json!({"a": 2, "b": 1})));
+        let all = toolgate_ledger::derived_intent_key(
+            "t1",
+            "lookup",
+            &toolgate_ledger::fingerprint(&json!({"a": 2, "b": 1})),
+        );
         assert_eq!(derived_key("t1", "lookup", r#"{"b": 1, "a": 2}"#, &[]), all);
         assert_eq!(derived_key("t1", "lookup", r#"{"a":2,"b":1}"#, &[]), all);
-        let only_a = gate_ledger::derived_intent_key("t1", "lookup", &gate_ledger::fingerprint(&json!({"a": 2})));
+        let only_a =
+            toolgate_ledger::derived_intent_key("t1", "lookup", &toolgate_ledger::fingerprint(&json!({"a": 2})));
         assert_eq!(
             derived_key("t1", "lookup", r#"{"b": 1, "a": 2}"#, &["a".to_owned()]),
             only_a
@@ -127,7 +132,7 @@ mod tests {
         let other_tool = CallIdentity::of("search", r#"{"a": 2, "b": 1}"#, &[]);
         assert_eq!(one.call_fp, two.call_fp);
         assert_ne!(one.call_fp, other_tool.call_fp);
-        assert_eq!(one.key_fp, gate_ledger::fingerprint(&json!({"a": 2, "b": 1})));
+        assert_eq!(one.key_fp, toolgate_ledger::fingerprint(&json!({"a": 2, "b": 1})));
     }
 
     #[test]
@@ -137,7 +142,7 @@ mod tests {
             "properties": {"email": {"type": "string"}, "note": {"type": "string"}},
             "required": ["email"],
         });
-        let validator = Arc::new(gate_validate::Validator::new(&schema).unwrap());
+        let validator = Arc::new(toolgate_validate::Validator::new(&schema).unwrap());
         let (task, user): (Arc<str>, Arc<str>) = (Arc::from("t1"), Arc::from("u1"));
         let of = |arguments: &str| Arc::new(ToolCall::new("c1", "lookup", arguments));
         let arguments = r#"{"email": "a@b.c"}"#;

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
-use gate_ledger::{BoxFuture, DecisionRecord};
+use toolgate_ledger::{BoxFuture, DecisionRecord};
 
 use super::gate::Inner;
 
@@ -36,7 +36,7 @@ pub(super) async fn record(gate: &Inner, record: &DecisionRecord) {
     }
 }
 
-/// Emits the `gate::decision` tracing event for a record.
+/// Emits the `toolgate::decision` tracing event for a record.
 fn emit(record: &DecisionRecord) {
     tracing::info!(
         target: "gate::decision",

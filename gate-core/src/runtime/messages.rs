@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use gate_ledger::{Ambiguity, FailureReason, FailureReport};
+use toolgate_ledger::{Ambiguity, FailureReason, FailureReport};
 
 use crate::ToolError;
 

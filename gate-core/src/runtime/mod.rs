@@ -82,9 +82,9 @@ pub use builder::{
 };
 pub use class::classify;
 pub use gate::Gate;
-pub use gate_ledger::{Action, Ambiguity, FailureClass, FailureReason, FailureReport};
 pub(crate) use identity::{as_validated, derived_key};
 pub use log::{DecisionSink, JsonLinesSink};
 pub use policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
 pub use step::{Feedback, Step, ToolCall, ToolOutput};
 pub use task::Task;
+pub use toolgate_ledger::{Action, Ambiguity, FailureClass, FailureReason, FailureReport};

@@ -13,9 +13,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use gate_budget::{Reservation, TokenLimit, TokensExhausted};
-use gate_ledger::{DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
 use tokio::time::Instant;
+use toolgate_budget::{Reservation, TokenLimit, TokensExhausted};
+use toolgate_ledger::{DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
 
 const FIRST_DELAY: Duration = Duration::from_millis(5);
 const MAX_DELAY: Duration = Duration::from_millis(500);

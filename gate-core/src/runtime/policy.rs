@@ -47,7 +47,7 @@
 //!    `task.intent(..)` the corrected call runs under the same intent key
 //!    with its new arguments, instead of being refused as a reused key.
 
-use gate_ledger::{Action, Ambiguity, FailureClass, FailureReason, State};
+use toolgate_ledger::{Action, Ambiguity, FailureClass, FailureReason, State};
 
 use crate::Effects;
 

@@ -9,9 +9,9 @@
 //! path's copy and comparison of the task's state; a test holds it to
 //! [`settle`](super::settle::settle) over every combination of the state it reads.
 
-use gate_budget::estimate_tokens;
-use gate_ledger::{Action, DecisionId, DecisionRecord, TaskState};
 use serde_json::Value;
+use toolgate_budget::estimate_tokens;
+use toolgate_ledger::{Action, DecisionId, DecisionRecord, TaskState};
 
 use super::admit::Admitted;
 use super::attempt::Attempt;
@@ -112,13 +112,13 @@ fn quiet_success(
 mod tests {
     use std::collections::BTreeSet;
 
-    use gate_budget::TaskBudgetState;
+    use toolgate_budget::TaskBudgetState;
 
     use std::sync::Arc;
 
-    use gate_budget::Reservation;
-    use gate_ledger::{TaskRecord, Timestamp};
     use serde_json::json;
+    use toolgate_budget::Reservation;
+    use toolgate_ledger::{TaskRecord, Timestamp};
 
     use super::*;
     use crate::runtime::Gate;

@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use gate_budget::TaskBudget;
-use gate_ledger::{FailureClass, FailureReason, FailureReport, State, Timestamp};
-use gate_sanitize::Sanitizer;
 use serde_json::Value;
+use toolgate_budget::TaskBudget;
+use toolgate_ledger::{FailureClass, FailureReason, FailureReport, State, Timestamp};
+use toolgate_sanitize::Sanitizer;
 
 use super::attempt::Attempt;
 use super::messages;
@@ -57,7 +57,7 @@ pub(super) fn output(
         None => raw,
     };
     let text = if effects.is_external() {
-        gate_sanitize::spotlight(&text)
+        toolgate_sanitize::spotlight(&text)
     } else {
         text
     };

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use gate_ledger::Lease;
 use serde_json::Value;
+use toolgate_ledger::Lease;
 
 use super::admit::Admitted;
 use super::attempt::Attempt;

@@ -16,12 +16,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_budget::{Refusal, Reservation, TaskBudget, TokensExhausted, estimate_tokens};
-use gate_ledger::{
+use serde_json::json;
+use toolgate_budget::{Refusal, Reservation, TaskBudget, TokensExhausted, estimate_tokens};
+use toolgate_ledger::{
     Action, DecisionId, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease, State, TaskRecord,
     TaskState, Timestamp, new_owner_token,
 };
-use serde_json::json;
 
 use super::admit::Admitted;
 use super::attempt::Attempt;

@@ -4,9 +4,9 @@
 //! renders to each provider's tool-result message, so an agent loop never has
 //! to build error messages itself.
 
-use gate_ledger::{Action, FailureClass, FailureReport};
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolgate_ledger::{Action, FailureClass, FailureReport};
 
 use crate::Dialect;
 use crate::provider::{self, Provider, ProviderError};
@@ -40,7 +40,7 @@ impl ToolCall {
     ///
     /// ```
     /// let input = serde_json::json!({"email": "ann@acme.io", "limit": 5});
-    /// let call = gate_core::ToolCall::from_json("toolu_01", "lookup_customer", &input);
+    /// let call = toolgate_core::ToolCall::from_json("toolu_01", "lookup_customer", &input);
     /// assert_eq!(call.arguments, r#"{"email":"ann@acme.io","limit":5}"#);
     /// ```
     pub fn from_json(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> Self {

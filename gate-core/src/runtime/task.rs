@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_ledger::{FailureReport, LedgerError, TaskRecord, new_owner_token};
+use toolgate_ledger::{FailureReport, LedgerError, TaskRecord, new_owner_token};
 use tracing::{Instrument, Span};
 
 use super::admit::admit;
@@ -133,7 +133,7 @@ impl Task {
     /// scopes that worker grants it.
     ///
     /// ```no_run
-    /// # async fn demo(gate: gate_core::Gate) {
+    /// # async fn demo(gate: toolgate_core::Gate) {
     /// let task = gate.task("user-42").grant(["crm:read", "billing:charge"]);
     /// # }
     /// ```
@@ -255,7 +255,7 @@ impl Task {
     /// every worker of the store) is settled to this real usage.
     ///
     /// A store that cannot take the settlement keeps the estimate; the
-    /// failure is logged (`gate::store`), the agent goes on, and the context
+    /// failure is logged (`toolgate::store`), the agent goes on, and the context
     /// size still counts for the next repair. [`record_turn`](Self::record_turn)
     /// also reports the turn's latency.
     pub async fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {

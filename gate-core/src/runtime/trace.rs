@@ -53,7 +53,7 @@
 //!
 //! Approvals will be counted once approval exists; it does not yet.
 
-use gate_ledger::{Action, DecisionRecord, FailureClass, FailureReason};
+use toolgate_ledger::{Action, DecisionRecord, FailureClass, FailureReason};
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -130,9 +130,9 @@ pub(super) use metrics::Metrics;
 /// The counters behind the `otel` feature.
 #[cfg(feature = "otel")]
 mod metrics {
-    use gate_ledger::DecisionRecord;
     use opentelemetry::KeyValue;
     use opentelemetry::metrics::{Counter, Meter};
+    use toolgate_ledger::DecisionRecord;
 
     /// The gate's instruments, made once when the gate is built.
     pub(in crate::runtime) struct Metrics {

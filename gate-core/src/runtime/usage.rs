@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use gate_budget::{Budget, Reservation};
-use gate_ledger::{TaskRecord, TaskState, new_owner_token};
+use toolgate_budget::{Budget, Reservation};
+use toolgate_ledger::{TaskRecord, TaskState, new_owner_token};
 
 use super::budget::task_budget;
 

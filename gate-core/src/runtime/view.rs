@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use gate_ledger::TaskRecord;
+use toolgate_ledger::TaskRecord;
 
 use crate::ToolSpec;
 
@@ -48,6 +48,6 @@ impl<'t> TaskView<'t> {
     /// The key calls of `tool` carry under the declared intent, if one is.
     pub(super) fn intent_key_for(self, tool: &str) -> Option<String> {
         self.intent
-            .map(|label| gate_ledger::minted_intent_key(self.id, &format!("{label}\u{1f}{tool}")))
+            .map(|label| toolgate_ledger::minted_intent_key(self.id, &format!("{label}\u{1f}{tool}")))
     }
 }

@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use gate_ledger::{DecisionId, DecisionRecord, LedgerError, Storage, StoreKind};
 use tokio::sync::{Notify, Semaphore};
+use toolgate_ledger::{DecisionId, DecisionRecord, LedgerError, Storage, StoreKind};
 
 use super::persist::retrying;
 

@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gate_budget::{Reservation, TokenLimit, TokensExhausted};
+use toolgate_budget::{Reservation, TokenLimit, TokensExhausted};
 
 use crate::Storage;
 use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
@@ -81,9 +81,9 @@ impl Commits {
 /// it acquired the intent).
 ///
 /// ```
-/// # async fn demo() -> Result<(), gate_ledger::LedgerError> {
-/// use gate_ledger::testing::{CommitKind, CountingStore};
-/// let store = CountingStore::new(gate_ledger::open("memory:").await?);
+/// # async fn demo() -> Result<(), toolgate_ledger::LedgerError> {
+/// use toolgate_ledger::testing::{CommitKind, CountingStore};
+/// let store = CountingStore::new(toolgate_ledger::open("memory:").await?);
 /// // … hand `store.clone()` to the runtime, make one call …
 /// assert_eq!(store.commits().of(CommitKind::Transaction), 0);
 /// # Ok(()) }

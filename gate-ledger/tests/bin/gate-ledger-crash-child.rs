@@ -23,7 +23,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_ledger::{Claim, ClaimRequest, Ledger, LedgerConfig, fingerprint, minted_intent_key};
+use toolgate_ledger::{Claim, ClaimRequest, Ledger, LedgerConfig, fingerprint, minted_intent_key};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -59,7 +59,7 @@ async fn open(url: &str, schema: &str) -> Result<Arc<dyn Ledger>, BoxError> {
         max_connections: Some(4),
         ..LedgerConfig::default()
     };
-    Ok(gate_ledger::open_with(url, &config).await?)
+    Ok(toolgate_ledger::open_with(url, &config).await?)
 }
 
 fn request(label: &str, lease: Duration) -> ClaimRequest {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gate_ledger::testing::{Store, open_store};
-use gate_ledger::{ClaimRequest, LedgerConfig, ManualClock, Storage, Timestamp, fingerprint, minted_intent_key};
 use serde_json::{Value, json};
+use toolgate_ledger::testing::{Store, open_store};
+use toolgate_ledger::{ClaimRequest, LedgerConfig, ManualClock, Storage, Timestamp, fingerprint, minted_intent_key};
 
 /// Where every test's clock starts: a fixed, realistic instant.
 pub const T0: Timestamp = Timestamp::from_millis(1_767_225_600_000);
@@ -84,7 +84,7 @@ impl Harness {
                 // Opening may fail after the schema was created; leave nothing behind.
                 #[cfg(feature = "postgres")]
                 if let Some(schema) = &schema {
-                    let _ = gate_ledger::testing::drop_pg_schema(&url, schema).await;
+                    let _ = toolgate_ledger::testing::drop_pg_schema(&url, schema).await;
                 }
                 panic!("open store: {e}");
             }
@@ -109,14 +109,14 @@ impl Harness {
         }
         #[cfg(feature = "postgres")]
         if let Some(schema) = &self.schema {
-            gate_ledger::testing::drop_pg_schema(&self.url, schema)
+            toolgate_ledger::testing::drop_pg_schema(&self.url, schema)
                 .await
                 .expect("drop test schema");
         }
     }
 
     pub fn now(&self) -> Timestamp {
-        gate_ledger::Clock::now(&*self.clock)
+        toolgate_ledger::Clock::now(&*self.clock)
     }
 }
 

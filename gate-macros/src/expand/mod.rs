@@ -13,7 +13,8 @@
 //! which `toolbox!` finds it by the name `f` (`lookup.rs`). The hidden names
 //! are lower-case and prefixed, so they never collide with the user's types
 //! (`fn customer` next to `struct Customer` compiles). Everything generated
-//! reaches other crates through `::gate::__private`.
+//! reaches other crates through the facade's `__private` module, at the
+//! path `facade.rs` finds.
 
 mod fallback;
 mod tool;
@@ -31,6 +32,7 @@ use syn::{Ident, LitStr, Type, Visibility};
 
 use crate::ast::is_param_helper;
 use crate::attr::ToolAttrs;
+use crate::facade::Private;
 use crate::lookup;
 
 /// How the generated tool reaches the user's code.
@@ -77,12 +79,15 @@ pub(super) fn strip_param_helpers(sig: &mut syn::Signature) {
 /// wrote, so two tools with one name are a compile error naming both rather
 /// than a run-time surprise. The list is linear in the number of tools; the
 /// comparison runs once, in `assert_unique_names`.
-pub(super) fn duplicate_name_check(tools: impl Iterator<Item = (TokenStream, String)>) -> TokenStream {
+pub(super) fn duplicate_name_check(
+    tools: impl Iterator<Item = (TokenStream, String)>,
+    private: &Private,
+) -> TokenStream {
     let entries: Vec<TokenStream> = tools.map(|(tool, label)| quote!((#tool::NAME, #label))).collect();
     if entries.len() < 2 {
         return TokenStream::new();
     }
-    quote!(const _: () = ::gate::__private::assert_unique_names(&[#(#entries),*]);)
+    quote!(const _: () = #private::assert_unique_names(&[#(#entries),*]);)
 }
 
 pub(super) fn opt_str(lit: &Option<LitStr>) -> TokenStream {
@@ -104,12 +109,12 @@ pub(super) fn tool_name(attrs: &ToolAttrs, target: &Target<'_>) -> LitStr {
 
 /// How `toolbox!` reads a free tool's struct (methods are collected by
 /// `into_toolbox` instead).
-pub(super) fn toolbox_entry(target: &Target<'_>, tool_ident: &Ident) -> TokenStream {
+pub(super) fn toolbox_entry(target: &Target<'_>, tool_ident: &Ident, private: &Private) -> TokenStream {
     match target {
         Target::Free { .. } => quote! {
-            impl ::gate::__private::ToolboxEntry for #tool_ident {
+            impl #private::ToolboxEntry for #tool_ident {
                 const NAME: &'static str = Self::NAME;
-                fn shared() -> ::std::sync::Arc<dyn ::gate::__private::Tool> {
+                fn shared() -> ::std::sync::Arc<dyn #private::Tool> {
                     ::std::sync::Arc::new(#tool_ident)
                 }
             }
@@ -192,7 +197,7 @@ mod tests {
             quote! {
                 impl Crm {
                     /// Look up.
-                    #[gate::tool(read_only)]
+                    #[toolgate::tool(read_only)]
                     fn lookup(&self) -> u8 { 1 }
                 }
             },

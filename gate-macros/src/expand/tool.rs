@@ -16,6 +16,7 @@ use crate::ast::{ParamKind, ToolFn, context_type};
 use crate::attr::{self, ToolAttrs};
 use crate::check::{self, Site};
 use crate::ctxt::Ctxt;
+use crate::facade::Private;
 use crate::lookup;
 
 /// `#[tool(...)] fn ...`
@@ -30,6 +31,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let attrs = attr::parse_tool_attrs(&mut cx, args);
+    let private = Private::resolve(attrs.krate.as_ref());
     let original = func.clone();
     let model = ToolFn::from_syn(&mut cx, &original.sig, &original.attrs);
     check::check(&mut cx, &model, &attrs, Span::call_site(), Site::Free);
@@ -41,8 +43,8 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let generated = match (cx.has_errors(), model.receiver) {
         // A method inside a plain impl: no items can be generated there.
         (true, Some(_)) => TokenStream::new(),
-        (true, None) => fallback(&target, &attrs),
-        (false, _) => generate(&model, &attrs, &target),
+        (true, None) => fallback(&target, &attrs, &private),
+        (false, _) => generate(&model, &attrs, &target, &private),
     };
     // Emitted even when the tool has errors, so `toolbox!` still finds it.
     let alias = match model.receiver {
@@ -57,7 +59,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// return type, with a method's `Self` spelled out (the generated items live
 /// outside the impl). A return type that cannot be named there (`impl
 /// Trait`, a borrowed lifetime other than `'static`) has no schema.
-fn output_schema(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
+fn output_schema(model: &ToolFn<'_>, target: &Target<'_>, private: &Private) -> TokenStream {
     let ty = match model.output {
         None => quote!(()),
         Some(ty) => quote!(#ty),
@@ -69,8 +71,8 @@ fn output_schema(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
     match nameable(ty, self_ty.as_ref()) {
         Some(ty) => quote! {{
             #[allow(unused_imports)]
-            use ::gate::__private::{OutputOfResult as _, OutputOfValue as _, OutputUntyped as _};
-            (&&::gate::__private::OutputProbe::<#ty>::new()).output_schema()
+            use #private::{OutputOfResult as _, OutputOfValue as _, OutputUntyped as _};
+            (&&#private::OutputProbe::<#ty>::new()).output_schema()
         }},
         None => quote!(::core::option::Option::None),
     }
@@ -109,7 +111,7 @@ fn nameable(tokens: TokenStream, self_ty: Option<&TokenStream>) -> Option<TokenS
 /// built by a function of its own (as serde_derive builds each impl): the
 /// argument struct and its `Deserialize` and `JsonSchema` impls, the tool
 /// struct and its name, its `toolbox!` entry, its `MacroTool` impl.
-pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>) -> TokenStream {
+pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, private: &Private) -> TokenStream {
     let tool_ident = tool_struct_ident(target);
     let args_ident = args_struct_ident(target);
     let name = tool_name(attrs, target);
@@ -121,11 +123,11 @@ pub(super) fn generate(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_
     let type_params: Vec<Ident> = (0..model.args().count()).map(|i| format_ident!("__T{}", i)).collect();
 
     let args_struct = args_struct(model, target, &args_ident, &type_params);
-    let args_deserialize_impl = args_deserialize(model, &args_ident, &type_params);
-    let args_schema_impl = args_schema(model, &args_ident, &type_params);
+    let args_deserialize_impl = args_deserialize(model, &args_ident, &type_params, private);
+    let args_schema_impl = args_schema(model, &args_ident, &type_params, private);
     let tool_struct = tool_struct_decl(target, &tool_ident);
-    let entry = toolbox_entry(target, &tool_ident);
-    let macro_tool = macro_tool_impl(model, attrs, target, &tool_ident, &args_ident, &name);
+    let entry = toolbox_entry(target, &tool_ident, private);
+    let macro_tool = macro_tool_impl(model, attrs, target, &tool_ident, &args_ident, &name, private);
 
     quote! {
         #args_struct
@@ -170,7 +172,7 @@ fn args_struct(model: &ToolFn<'_>, target: &Target<'_>, args_ident: &Ident, type
 
 /// The argument struct's `JsonSchema`: an object with one property per
 /// argument, each documented and marked required unless it has a default.
-fn args_schema(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident]) -> TokenStream {
+fn args_schema(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident], private: &Private) -> TokenStream {
     let args_name = args_ident.to_string();
     let properties = model.args().zip(type_params).map(|((p, a, docs), param)| {
         let json_name = p.json_name();
@@ -181,24 +183,24 @@ fn args_schema(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident]) ->
             .unwrap_or_default();
         let has_default = a.default.is_some();
         quote! {
-            ::gate::__private::add_arg_property::<#param>(&mut schema, generator, #json_name, #doc, #has_default);
+            #private::add_arg_property::<#param>(&mut schema, generator, #json_name, #doc, #has_default);
         }
     });
     // The schema needs only each field's `JsonSchema` (the `Default` of a
     // defaulted field is bound where the arguments are deserialized).
     let schema_bounds = type_params
         .iter()
-        .map(|param| quote!(#param: ::gate::__private::schemars::JsonSchema));
+        .map(|param| quote!(#param: #private::schemars::JsonSchema));
     quote! {
-        impl<#(#schema_bounds),*> ::gate::__private::schemars::JsonSchema for #args_ident<#(#type_params),*> {
+        impl<#(#schema_bounds),*> #private::schemars::JsonSchema for #args_ident<#(#type_params),*> {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(#args_name)
             }
             fn schema_id() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #args_name))
             }
-            fn json_schema(generator: &mut ::gate::__private::schemars::SchemaGenerator) -> ::gate::__private::schemars::Schema {
-                let mut schema = ::gate::__private::args_object_schema();
+            fn json_schema(generator: &mut #private::schemars::SchemaGenerator) -> #private::schemars::Schema {
+                let mut schema = #private::args_object_schema();
                 #(#properties)*
                 schema
             }
@@ -215,12 +217,14 @@ fn macro_tool_impl(
     tool_ident: &Ident,
     args_ident: &Ident,
     name: &LitStr,
+    private: &Private,
 ) -> TokenStream {
     let checked_types: Vec<TokenStream> = model
         .args()
         .map(|(p, _, _)| {
             let ty = p.ty;
-            quote_spanned!(ty.span()=> <#ty as ::gate::__private::ToolArg>::Checked)
+            let private = private.at(ty.span());
+            quote_spanned!(ty.span()=> <#ty as #private::ToolArg>::Checked)
         })
         .collect();
     // rustc reports an argument type that is not valid on `type Args` as a
@@ -235,26 +239,27 @@ fn macro_tool_impl(
     // signature would be a second error (tried).
     let user_types = model.args().map(|(p, _, _)| p.ty);
     // The bodies keep the macro's own spans, so lints see generated code.
-    let spec_value = macro_spec(model, attrs, target, name);
+    let spec_value = macro_spec(model, attrs, target, name, private);
     let spec_cell = quote! {
-        static SPEC: ::std::sync::OnceLock<::gate::__private::ToolSpec> = ::std::sync::OnceLock::new();
+        static SPEC: ::std::sync::OnceLock<#private::ToolSpec> = ::std::sync::OnceLock::new();
         &SPEC
     };
-    let add_defaults = add_defaults(model);
-    let output_schema = output_schema(model, target);
-    let run_body = run_body(model, target);
+    let add_defaults = add_defaults(model, private);
+    let output_schema = output_schema(model, target, private);
+    let run_body = run_body(model, target, private);
+    let private_at = private.at(params_span);
     quote_spanned! {params_span=>
-        impl ::gate::__private::MacroTool for #self_at_params {
+        impl #private_at::MacroTool for #self_at_params {
             type Args = #args_at_params<#(#checked_types),*>;
-            const SPEC: ::gate::__private::MacroSpec<'static> = #spec_value;
-            fn spec_cell() -> &'static ::std::sync::OnceLock<::gate::__private::ToolSpec> {
+            const SPEC: #private_at::MacroSpec<'static> = #spec_value;
+            fn spec_cell() -> &'static ::std::sync::OnceLock<#private_at::ToolSpec> {
                 #spec_cell
             }
             #add_defaults
-            fn output_schema() -> ::core::option::Option<::gate::__private::serde_json::Value> {
+            fn output_schema() -> ::core::option::Option<#private_at::serde_json::Value> {
                 #output_schema
             }
-            fn run(&self, __args: #args_at_params<#(#user_types),*>) -> ::gate::__private::PreparedCall<'_>
+            fn run(&self, __args: #args_at_params<#(#user_types),*>) -> #private_at::PreparedCall<'_>
             {
                 #run_body
             }
@@ -264,7 +269,13 @@ fn macro_tool_impl(
 
 /// The `MacroSpec` literal: everything the attribute and the signature say,
 /// by name.
-fn macro_spec(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, name: &LitStr) -> TokenStream {
+fn macro_spec(
+    model: &ToolFn<'_>,
+    attrs: &ToolAttrs,
+    target: &Target<'_>,
+    name: &LitStr,
+    private: &Private,
+) -> TokenStream {
     let description = attrs
         .description
         .clone()
@@ -273,7 +284,7 @@ fn macro_spec(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, name: 
     let discovery = opt_str(&attrs.discovery);
     let widen = opt_str(&attrs.widen);
     let scopes = attrs.scopes.clone().unwrap_or_default();
-    let effects = effects(attrs);
+    let effects = effects(attrs, private);
     // `check.rs` refused a malformed, zero or overlong timeout already.
     let timeout_ms = match attrs.timeout.as_ref().and_then(|t| t.millis) {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
@@ -289,7 +300,7 @@ fn macro_spec(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, name: 
         Target::Method { type_ident, ident, .. } => format!("{}::{}", type_ident.unraw(), ident.unraw()),
     };
     quote! {
-        ::gate::__private::MacroSpec {
+        #private::MacroSpec {
             name: #name,
             description: #description,
             title: #title,
@@ -305,8 +316,8 @@ fn macro_spec(model: &ToolFn<'_>, attrs: &ToolAttrs, target: &Target<'_>, name: 
 }
 
 /// `Effects::new()` with a call for each flag the attribute sets.
-fn effects(attrs: &ToolAttrs) -> TokenStream {
-    let mut effects = quote!(::gate::__private::Effects::new());
+fn effects(attrs: &ToolAttrs, private: &Private) -> TokenStream {
+    let mut effects = quote!(#private::Effects::new());
     for (flag, method) in [
         (attrs.read_only, "read_only"),
         (attrs.idempotent, "idempotent"),
@@ -326,7 +337,7 @@ fn effects(attrs: &ToolAttrs) -> TokenStream {
 /// `MacroTool::add_defaults`, writing each `#[arg(default)]` value into the
 /// argument schema, or nothing: the trait's default writes nothing, and
 /// most tools have no defaults.
-fn add_defaults(model: &ToolFn<'_>) -> TokenStream {
+fn add_defaults(model: &ToolFn<'_>, private: &Private) -> TokenStream {
     let defaults: Vec<TokenStream> = model
         .args()
         .filter(|(_, a, _)| a.default.is_some())
@@ -334,19 +345,20 @@ fn add_defaults(model: &ToolFn<'_>) -> TokenStream {
             let ty = p.ty;
             let json_name = p.json_name();
             let attr_span = a.default.unwrap_or_else(Span::call_site);
+            let private_at = private.at(attr_span);
             let fits = quote_spanned! {attr_span=>
-                ::gate::__private::default_fits({
+                #private_at::default_fits({
                     #[allow(unused_imports)]
-                    use ::gate::__private::{DefaultOnOption as _, DefaultOnValue as _};
-                    (&&::gate::__private::DefaultProbe::<#ty>::new()).target()
+                    use #private_at::{DefaultOnOption as _, DefaultOnValue as _};
+                    (&&#private::DefaultProbe::<#ty>::new()).target()
                 });
             };
             quote! {
                 #fits
-                ::gate::__private::set_default(schema, #json_name, {
+                #private::set_default(schema, #json_name, {
                     #[allow(unused_imports)]
-                    use ::gate::__private::{DefaultUnknown as _, DefaultViaSerialize as _};
-                    (&::gate::__private::DefaultProbe::<#ty>::new()).default_json()
+                    use #private::{DefaultUnknown as _, DefaultViaSerialize as _};
+                    (&#private::DefaultProbe::<#ty>::new()).default_json()
                 });
             }
         })
@@ -355,7 +367,7 @@ fn add_defaults(model: &ToolFn<'_>) -> TokenStream {
         return TokenStream::new();
     }
     quote! {
-        fn add_defaults(schema: &mut ::gate::__private::serde_json::Value) {
+        fn add_defaults(schema: &mut #private::serde_json::Value) {
             #(#defaults)*
         }
     }
@@ -364,7 +376,7 @@ fn add_defaults(model: &ToolFn<'_>) -> TokenStream {
 /// `MacroTool::run`'s body: the call of the user's function on the parsed
 /// arguments and the context, awaited if it is async, and its return value
 /// converted to the tool's output.
-fn run_body(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
+fn run_body(model: &ToolFn<'_>, target: &Target<'_>, private: &Private) -> TokenStream {
     let call_args = model.params.iter().map(|p| match &p.kind {
         ParamKind::Arg { .. } => {
             let ident = p.ident;
@@ -374,9 +386,13 @@ fn run_body(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
         // `Ctx` is the type system's call, whatever the spelling.
         ParamKind::Ctx { .. } => match (p.ty, context_type(p.ty)) {
             (Type::Reference(_), Some(ty)) => {
-                quote_spanned!(ty.span()=> <#ty as ::gate::__private::CallContext>::borrowed(__ctx))
+                let private = private.at(ty.span());
+                quote_spanned!(ty.span()=> <#ty as #private::CallContext>::borrowed(__ctx))
             }
-            (_, Some(ty)) => quote_spanned!(ty.span()=> <#ty as ::gate::__private::CallContext>::owned(__ctx)),
+            (_, Some(ty)) => {
+                let private = private.at(ty.span());
+                quote_spanned!(ty.span()=> <#ty as #private::CallContext>::owned(__ctx))
+            }
             // Refused by the checks already; expansion stops before this.
             (_, None) => quote!(__ctx),
         },
@@ -395,15 +411,18 @@ fn run_body(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
     // result too; spanned on the return type, where a part that does not
     // fit is reported.
     let convert = match model.output {
-        None => quote!(::gate::__private::IntoToolOutput::into_output(__ret)),
-        Some(ty) => quote_spanned! {ty.span()=> {
-            #[allow(unused_imports)]
-            use ::gate::__private::{ReturnOfResult as _, ReturnOfValue as _};
-            (&&::gate::__private::ReturnProbe::of(&__ret)).convert(__ret)
-        }},
+        None => quote!(#private::IntoToolOutput::into_output(__ret)),
+        Some(ty) => {
+            let private = private.at(ty.span());
+            quote_spanned! {ty.span()=> {
+                #[allow(unused_imports)]
+                use #private::{ReturnOfResult as _, ReturnOfValue as _};
+                (&&#private::ReturnProbe::of(&__ret)).convert(__ret)
+            }}
+        }
     };
     quote! {
-        ::gate::__private::PreparedCall::new(__args, move |__owned_ctx, __args| async move {
+        #private::PreparedCall::new(__args, move |__owned_ctx, __args| async move {
             let __ctx = &__owned_ctx;
             let __ret = #invoke;
             #convert
@@ -419,7 +438,7 @@ fn run_body(model: &ToolFn<'_>, target: &Target<'_>) -> TokenStream {
 /// enum, its visitor and a sequence visitor per struct, which no tool call
 /// uses (arguments are a JSON object) and which a crate of a hundred tools
 /// would type-check and compile a hundred times.
-fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident]) -> TokenStream {
+fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident], private: &Private) -> TokenStream {
     let slots: Vec<Ident> = (0..type_params.len()).map(|i| format_ident!("__arg{}", i)).collect();
     let bounds = model.args().zip(type_params).map(|((_, a, _), param)| match a.default {
         Some(_) => quote!(#param: _serde::Deserialize<'de> + ::core::default::Default),
@@ -444,7 +463,7 @@ fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident
             None => quote! {
                 #ident: match #slot {
                     ::core::option::Option::Some(__value) => __value,
-                    ::core::option::Option::None => ::gate::__private::missing_arg(#name)?,
+                    ::core::option::Option::None => #private::missing_arg(#name)?,
                 }
             },
         }
@@ -454,7 +473,7 @@ fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident
         // reasons: fully qualified paths on purpose, in the user's crate.
         #[allow(non_camel_case_types, non_upper_case_globals, unused_qualifications, clippy::absolute_paths)]
         const _: () = {
-            use ::gate::__private::serde as _serde;
+            use #private::serde as _serde;
             #[automatically_derived]
             impl<'de, #(#bounds),*> _serde::Deserialize<'de> for #args_ident<#(#type_params),*> {
                 fn deserialize<__D: _serde::Deserializer<'de>>(__deserializer: __D) -> ::core::result::Result<Self, __D::Error> {
@@ -468,7 +487,7 @@ fn args_deserialize(model: &ToolFn<'_>, args_ident: &Ident, type_params: &[Ident
                         }
                         fn visit_map<__A: _serde::de::MapAccess<'de>>(self, mut __map: __A) -> ::core::result::Result<Self::Value, __A::Error> {
                             #(let mut #slots: ::core::option::Option<#type_params> = ::core::option::Option::None;)*
-                            while let ::core::option::Option::Some(__key) = __map.next_key::<::gate::__private::ArgKey<'de>>()? {
+                            while let ::core::option::Option::Some(__key) = __map.next_key::<#private::ArgKey<'de>>()? {
                                 match __key.as_str() {
                                     #(#reads)*
                                     __other => {

@@ -1,17 +1,23 @@
 //! `toolbox![f, path::g]`: the tools at those paths, in that order.
+//!
+//! The facade's `toolbox!` is a `macro_rules!` that calls this one as
+//! `__toolbox!($crate; f, path::g)`, so the generated code names the facade
+//! by `$crate`, which resolves whatever the user calls the dependency.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::{Path, Token};
 
 use super::duplicate_name_check;
 use crate::ctxt::Ctxt;
+use crate::facade::Private;
 use crate::lookup;
 
-/// `toolbox![f, path::g]`
+/// `$crate; f, path::g`
 pub(crate) fn toolbox(input: TokenStream) -> TokenStream {
     use syn::parse::Parser;
     let mut cx = Ctxt::default();
+    let (private, input) = split_facade(input);
     let paths = match syn::punctuated::Punctuated::<Path, Token![,]>::parse_terminated.parse2(input) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
@@ -37,16 +43,35 @@ pub(crate) fn toolbox(input: TokenStream) -> TokenStream {
     let checks = duplicate_name_check(
         tools
             .iter()
-            .map(|(t, label)| (quote!(<#t as ::gate::__private::ToolboxEntry>), label.clone())),
+            .map(|(t, label)| (quote!(<#t as #private::ToolboxEntry>), label.clone())),
+        &private,
     );
     let constructors = tools
         .iter()
-        .map(|(t, _)| quote!(<#t as ::gate::__private::ToolboxEntry>::shared()));
+        .map(|(t, _)| quote!(<#t as #private::ToolboxEntry>::shared()));
     quote! {{
         #(#aliases)*
         #checks
-        ::gate::__private::Toolbox::__from_unique(::std::vec![#(#constructors),*])
+        #private::Toolbox::__from_unique(::std::vec![#(#constructors),*])
     }}
+}
+
+/// The facade's path (the tokens before the first `;`, `$crate` from the
+/// facade's wrapper) and the tool paths after it. Without a `;` (the macro
+/// called directly rather than through the facade), the facade is found as
+/// the attributes find it.
+fn split_facade(input: TokenStream) -> (Private, TokenStream) {
+    let tokens: Vec<TokenTree> = input.into_iter().collect();
+    let separator = tokens
+        .iter()
+        .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'));
+    match separator {
+        Some(at) => (
+            Private::under(tokens[..at].iter().cloned().collect()),
+            tokens[at + 1..].iter().cloned().collect(),
+        ),
+        None => (Private::resolve(None), tokens.into_iter().collect()),
+    }
 }
 
 /// The type of the tool at `path`, resolved once: through the lookup macro

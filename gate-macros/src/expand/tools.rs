@@ -13,16 +13,16 @@ use crate::ast::ToolFn;
 use crate::attr;
 use crate::check::{self, Site};
 use crate::ctxt::Ctxt;
+use crate::facade::Private;
 
 /// `#[tools] impl S { #[tool(...)] fn ... }`
 pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    if !args.is_empty() {
-        cx.error_spanned_by(
-            &args,
-            "`#[tools]` takes no arguments; put `#[tool(...)]` on each method",
-        );
-    }
+    let krate = attr::parse_tools_attrs(&mut cx, args);
+    let private = Private::resolve(krate.as_ref());
+    // `#[name::tool]` on a method may use the manifest's name even when the
+    // impl's `crate = …` points at a re-export.
+    let facade_in_manifest = Private::resolve(None);
     let mut block: ItemImpl = match syn::parse2(item.clone()) {
         Ok(b) => b,
         Err(_) => {
@@ -61,7 +61,11 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut found = Vec::new();
     for impl_item in block.items.iter_mut() {
         let ImplItem::Fn(method) = impl_item else { continue };
-        let Some(index) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
+        let Some(index) = method
+            .attrs
+            .iter()
+            .position(|a| is_tool_attr(a.path(), &private, &facade_in_manifest))
+        else {
             continue;
         };
         let tool_attr = method.attrs.remove(index);
@@ -82,6 +86,11 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         // errors send it to the fallback.
         let errors_before = cx.error_count();
         let attrs = attr::parse_tool_attrs(&mut cx, tokens.clone());
+        // A method's own `crate = …` wins over the impl's.
+        let private = attrs
+            .krate
+            .as_ref()
+            .map_or_else(|| private.clone(), |path| Private::resolve(Some(path)));
         let model = ToolFn::from_syn(&mut cx, &method.sig, &method.attrs);
         check::check(&mut cx, &model, &attrs, *span, Site::Method);
         let target = Target::Method {
@@ -90,24 +99,24 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
             ident: &method.sig.ident,
         };
         generated.push(if cx.error_count() > errors_before {
-            fallback(&target, &attrs)
+            fallback(&target, &attrs, &private)
         } else {
-            generate(&model, &attrs, &target)
+            generate(&model, &attrs, &target, &private)
         });
         tool_idents.push((tool_struct_ident(&target), method.sig.ident.clone()));
     }
-    let checks = duplicate_name_check(tool_idents.iter().map(|(t, m)| (quote!(#t), m.to_string())));
-    let constructors = tool_idents.iter().map(|(t, _)| quote!(::std::sync::Arc::new(#t(::std::sync::Arc::clone(&shared))) as ::std::sync::Arc<dyn ::gate::__private::Tool>));
+    let checks = duplicate_name_check(tool_idents.iter().map(|(t, m)| (quote!(#t), m.to_string())), &private);
+    let constructors = tool_idents.iter().map(|(t, _)| quote!(::std::sync::Arc::new(#t(::std::sync::Arc::clone(&shared))) as ::std::sync::Arc<dyn #private::Tool>));
     let errors = cx.into_compile_errors();
     quote! {
         #block
         #(#generated)*
         impl #self_ty {
             /// Every `#[tool]` method of this impl as a toolbox; the tools share `self`.
-            pub fn into_toolbox(self) -> ::gate::__private::Toolbox {
+            pub fn into_toolbox(self) -> #private::Toolbox {
                 #checks
                 let shared = ::std::sync::Arc::new(self);
-                ::gate::__private::Toolbox::__from_unique(::std::vec![#(#constructors),*])
+                #private::Toolbox::__from_unique(::std::vec![#(#constructors),*])
             }
         }
         #errors
@@ -115,12 +124,21 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Whether an attribute inside `#[tools]` is `#[tool]`, written as `tool`,
-/// `gate::tool` or `::gate::tool` (the paths the facade exports it under).
-fn is_tool_attr(path: &Path) -> bool {
+/// or under the facade's name (`toolgate::tool`, `::toolgate::tool`, or the
+/// name a renamed dependency or `crate = …` gives it).
+fn is_tool_attr(path: &Path, private: &Private, facade_in_manifest: &Private) -> bool {
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     match segments.as_slice() {
         [tool] => path.leading_colon.is_none() && tool == "tool",
-        [krate, tool] => krate == "gate" && tool == "tool",
+        [krate, tool] => {
+            tool == "tool"
+                && [
+                    Some("toolgate".to_owned()),
+                    facade_in_manifest.facade_name(),
+                    private.facade_name(),
+                ]
+                .contains(&Some(krate.clone()))
+        }
         _ => false,
     }
 }

@@ -4,7 +4,7 @@
 //! echo so `sanitize_with_echoes` is covered too.
 #![no_main]
 
-use gate_sanitize::Sanitizer;
+use toolgate_sanitize::Sanitizer;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

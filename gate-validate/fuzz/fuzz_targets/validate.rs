@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use gate_validate::Validator;
+use toolgate_validate::Validator;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

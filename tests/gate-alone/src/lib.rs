@@ -3,12 +3,12 @@
 //! `JsonSchema` through gate's re-exports, with the `crate` attributes
 //! serde and schemars provide, so the manifest lists no serde or schemars.
 
-use gate::{Deserialize, JsonSchema, Serialize, ToolError, Toolbox, tool, toolbox};
+use toolgate::{Deserialize, JsonSchema, Serialize, ToolError, Toolbox, tool, toolbox};
 
 /// One line of an order.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "gate::serde")]
-#[schemars(crate = "gate::schemars")]
+#[serde(crate = "toolgate::serde")]
+#[schemars(crate = "toolgate::schemars")]
 pub struct Line {
     /// What was sold.
     pub sku: String,
@@ -18,8 +18,8 @@ pub struct Line {
 
 /// What `count_items` finds.
 #[derive(Serialize, JsonSchema)]
-#[serde(crate = "gate::serde")]
-#[schemars(crate = "gate::schemars")]
+#[serde(crate = "toolgate::serde")]
+#[schemars(crate = "toolgate::schemars")]
 pub struct Count {
     /// Items over all lines.
     pub items: u32,

@@ -2,7 +2,7 @@
 //! with the nested type's schema, a typed result, a rejection naming the
 //! field.
 
-use gate::{Dialect, Gate, Step, ToolCall};
+use toolgate::{Dialect, Gate, Step, ToolCall};
 
 #[test]
 fn the_crate_depends_on_gate_and_nothing_else() {
@@ -15,7 +15,7 @@ fn the_crate_depends_on_gate_and_nothing_else() {
         .take_while(|l| !l.starts_with('['))
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .collect();
-    assert_eq!(dependencies, ["gate.workspace = true"]);
+    assert_eq!(dependencies, ["toolgate.workspace = true"]);
 }
 
 #[test]
@@ -42,7 +42,7 @@ async fn a_call_returns_the_typed_result_and_a_wrong_type_is_rejected() {
         ))
         .await;
     let Step::Return(out) = &step else { panic!("{step:?}") };
-    assert_eq!(out.value, gate::serde_json::json!({"items": 7, "skus": 2}));
+    assert_eq!(out.value, toolgate::serde_json::json!({"items": 7, "skus": 2}));
     let step = task
         .handle(ToolCall::new(
             "c2",

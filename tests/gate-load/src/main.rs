@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use gate::ledger::LedgerConfig;
-use gate::{Budget, Ctx, Gate, Step, ToolCall, ToolError, tools};
 use serde_json::{Value, json};
+use toolgate::ledger::LedgerConfig;
+use toolgate::{Budget, Ctx, Gate, Step, ToolCall, ToolError, tools};
 
 /// One worker against a shared store.
 #[derive(Parser)]
@@ -271,7 +271,7 @@ async fn run(args: Args) -> Result<(), String> {
         pg_schema: args.pg_schema.clone(),
         ..LedgerConfig::default()
     };
-    let store = gate::ledger::open_with(&args.store, &config)
+    let store = toolgate::ledger::open_with(&args.store, &config)
         .await
         .map_err(|e| format!("cannot open {}: {e}", args.store))?;
     let (effects, limit) = match &args.work {

@@ -17,12 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use gate::Action;
-use gate::ledger::{DecisionQuery, LedgerConfig, State, Storage};
-use gate_ledger::testing::RawPool;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdout, Command};
+use toolgate::Action;
+use toolgate::ledger::{DecisionQuery, LedgerConfig, State, Storage};
+use toolgate_ledger::testing::RawPool;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_gate-load");
 const TASKS: usize = 16;
@@ -105,7 +105,7 @@ impl Store {
 
     /// The test's own view of the store.
     async fn open(&self) -> Arc<dyn Storage> {
-        gate::ledger::open_with(&self.base_url(), &self.config(None))
+        toolgate::ledger::open_with(&self.base_url(), &self.config(None))
             .await
             .unwrap()
     }
@@ -115,7 +115,9 @@ impl Store {
             Store::Sqlite { dir } => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Store::Postgres { url, schema, .. } => gate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap(),
+            Store::Postgres { url, schema, .. } => {
+                toolgate_ledger::testing::drop_pg_schema(&url, &schema).await.unwrap()
+            }
         }
     }
 }
@@ -212,7 +214,7 @@ impl Faults {
     async fn start(store: &Store) -> Faults {
         let stop = Arc::new(AtomicBool::new(false));
         let injected = Arc::new(AtomicU64::new(0));
-        let raw = gate_ledger::testing::open_store(&store.base_url(), &store.config(Some(1)))
+        let raw = toolgate_ledger::testing::open_store(&store.base_url(), &store.config(Some(1)))
             .await
             .unwrap()
             .raw()
@@ -387,7 +389,7 @@ async fn one_window_for_every_worker(store: Store, processes: usize) {
 /// records say were spent, and the rejections among them.
 async fn window_and_log(store: &Store, limit: u64) -> (u64, u64, u64) {
     let view = store.open().await;
-    let budget = gate::Budget::default().with_repair_tokens(limit).unwrap();
+    let budget = toolgate::Budget::default().with_repair_tokens(limit).unwrap();
     let used = view.repair_tokens_used(USER, &budget.token_limit()).await.unwrap();
     let query = DecisionQuery {
         user: Some(USER.into()),

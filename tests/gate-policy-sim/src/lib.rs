@@ -5,7 +5,7 @@
 //! tokens and never runs a charge twice. A claim like that needs numbers a
 //! reader can reproduce and argue with, and real model runs are neither cheap
 //! nor reproducible, so this crate simulates the model and the backends
-//! while running gate itself for real: policy A is `gate::Gate` with its
+//! while running gate itself for real: policy A is `toolgate::Gate` with its
 //! validator, ledger, budgets and rejection texts; only the model's reaction
 //! to a text is a coin flip, with stated probabilities.
 //!

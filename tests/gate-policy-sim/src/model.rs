@@ -3,7 +3,7 @@
 //! an error text, as coin flips with the probabilities of [`super::Params`].
 //! Only this is simulated on gate's side; everything else runs for real.
 
-use gate::budget::estimate_tokens;
+use toolgate::budget::estimate_tokens;
 
 use super::params::{Mix, Params};
 use super::rng::{STREAM_FAULTS, SplitMix64};

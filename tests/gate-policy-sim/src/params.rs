@@ -2,8 +2,8 @@
 //! reader can see and change. They are checked before anything runs, and
 //! printed with the table, so no number in it rests on a hidden constant.
 
-use gate::Budget;
 use serde::{Deserialize, Serialize};
+use toolgate::Budget;
 
 /// A failure mix: which faults are injected into the steps of a task, and how often.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

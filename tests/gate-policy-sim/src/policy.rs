@@ -5,11 +5,11 @@
 
 use std::sync::Mutex;
 
-use gate::FailureReason;
-use gate::budget::estimate_tokens;
-use gate::{Gate, Step, ToolCall, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolgate::FailureReason;
+use toolgate::budget::estimate_tokens;
+use toolgate::{Gate, Step, ToolCall, ToolError};
 
 use super::model::{Call, Next, Planned, first_call, react_structural, render};
 use super::params::{Params, PydanticMessages};
@@ -21,7 +21,7 @@ use super::world::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
-    /// The real runtime, `gate::Gate`, decides.
+    /// The real runtime, `toolgate::Gate`, decides.
     Gate,
     /// Every error fed back raw, each failed call retried up to 3 times.
     #[serde(rename = "naive-retry-3")]

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use gate::budget::estimate_tokens;
-use gate::{Budget, Dialect, Gate};
+use toolgate::budget::estimate_tokens;
+use toolgate::{Budget, Dialect, Gate};
 
 use super::model::{Planned, plan};
 use super::params::{Mix, ParamError, Params};

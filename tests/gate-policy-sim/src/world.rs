@@ -6,9 +6,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use gate::{ToolError, tools};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate::{ToolError, tools};
 
 use super::params::Params;
 use super::rng::SplitMix64;

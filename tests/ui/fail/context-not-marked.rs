@@ -1,4 +1,4 @@
-use gate::{Ctx, tool};
+use toolgate::{Ctx, tool};
 
 /// Charge a card.
 #[tool(destructive)]

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// A type of the user's own, spelled like gate's call context.
 struct Ctx;

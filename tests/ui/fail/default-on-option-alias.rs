@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// An `Option` under another name is still an `Option`.
 type MaybeEmail = Option<String>;

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Charge a card.
 #[tool(destructive, external)]

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Look up a customer.
 #[tool(read_only, name = "lookup", name = "find")]

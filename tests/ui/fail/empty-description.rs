@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 #[tool(read_only, description = "  ")]
 fn lookup_customer(email: String) -> String {

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 #[derive(Debug)]
 struct CrmError;

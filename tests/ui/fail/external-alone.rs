@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Email the customer a receipt.
 #[tool(external)]

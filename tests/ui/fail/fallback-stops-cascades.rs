@@ -1,6 +1,6 @@
 //! One mistake in a tool's attribute is one error: the function, its tool
 //! and its toolbox entry still exist, so the code that uses them compiles.
-use gate::{tool, toolbox};
+use toolgate::{tool, toolbox};
 
 /// Look up a customer.
 #[tool(read_only, nmae = "lookup")]

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Charge a card through a provider that deduplicates by idempotency key.
 #[tool(writes, external, keyed)]

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Look up a customer.
 #[tool(read_only, name = "a_tool_name_that_is_far_too_long_for_openai_anthropic_and_gemini_to_accept")]

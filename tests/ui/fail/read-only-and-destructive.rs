@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Delete a customer.
 #[tool(read_only, destructive)]

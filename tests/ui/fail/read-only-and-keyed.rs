@@ -1,4 +1,4 @@
-use gate::{Ctx, tool};
+use toolgate::{Ctx, tool};
 
 /// Look up a charge. (The conflict is reported on the flag written second.)
 #[tool(keyed, read_only)]

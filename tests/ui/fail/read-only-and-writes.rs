@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Open a support ticket.
 #[tool(read_only, writes)]

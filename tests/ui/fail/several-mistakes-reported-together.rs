@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 #[tool(read_only, destructive, nmae = "x")]
 fn lookup_customer(email: &str) -> String {

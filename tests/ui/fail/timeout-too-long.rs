@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Export every invoice.
 #[tool(read_only, timeout = "1441m")]

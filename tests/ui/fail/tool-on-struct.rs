@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Not a function.
 #[tool(read_only)]

@@ -1,4 +1,4 @@
-use gate::{tool, toolbox};
+use toolgate::{tool, toolbox};
 
 /// Look up a customer.
 #[tool(read_only, name = "lookup")]

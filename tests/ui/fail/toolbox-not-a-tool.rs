@@ -1,4 +1,4 @@
-use gate::{tool, toolbox};
+use toolgate::{tool, toolbox};
 
 /// A tool.
 #[tool(read_only)]

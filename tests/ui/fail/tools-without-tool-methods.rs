@@ -1,4 +1,4 @@
-use gate::tools;
+use toolgate::tools;
 
 struct Crm;
 

@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Do something unsafe.
 #[tool(read_only)]

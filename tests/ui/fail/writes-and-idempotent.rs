@@ -1,4 +1,4 @@
-use gate::tool;
+use toolgate::tool;
 
 /// Set a customer's email address.
 #[tool(writes, idempotent)]

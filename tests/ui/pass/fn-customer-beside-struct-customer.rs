@@ -1,5 +1,5 @@
 //! Generated names never collide with the user's types.
-use gate::{tool, toolbox};
+use toolgate::{tool, toolbox};
 
 /// A customer.
 #[derive(serde::Serialize)]

@@ -1,6 +1,6 @@
 //! Every signature shape `#[tool]` supports.
-use gate::Ctx as Context;
-use gate::{Ctx, ToolError, tool, toolbox};
+use toolgate::Ctx as Context;
+use toolgate::{Ctx, ToolError, tool, toolbox};
 
 /// Sync, plain return.
 #[tool(read_only)]
@@ -102,7 +102,7 @@ fn configure(#[arg(default)] option: own::Option) -> bool {
 }
 
 mod billing {
-    use gate::tool;
+    use toolgate::tool;
 
     /// A public tool in a module.
     #[tool(read_only, discovery = "list_invoices", widen = "search by year")]

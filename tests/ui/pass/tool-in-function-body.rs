@@ -1,5 +1,5 @@
 //! Tools may be declared where they are used.
-use gate::{tool, toolbox};
+use toolgate::{tool, toolbox};
 
 fn main() {
     /// A local tool.

@@ -1,5 +1,5 @@
 //! `#[tools]` on an impl block, sync and async methods, beside plain methods.
-use gate::{Ctx, ToolError, tools};
+use toolgate::{Ctx, ToolError, tools};
 
 struct Crm {
     base_url: String,

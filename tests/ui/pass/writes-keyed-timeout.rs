@@ -2,7 +2,7 @@
 //! `destructive` (accepted: destructive implies writes).
 use std::time::Duration;
 
-use gate::{Ctx, ToolError, tool, toolbox};
+use toolgate::{Ctx, ToolError, tool, toolbox};
 
 /// Open a support ticket; each call opens another.
 #[tool(writes, timeout = "500ms")]
