@@ -225,11 +225,12 @@ impl GateBuilder {
         self
     }
 
-    /// The meter the gate's metrics are made on (`otel` feature; the module
-    /// docs of `runtime` list them). Without one, [`build`](Self::build)
-    /// takes the `gate` meter of the global meter provider installed at
-    /// that moment: a provider installed after the gate is built does not
-    /// receive its metrics.
+    /// The meter the gate's metrics are made on (`otel` feature): the
+    /// counters `gate.decisions` (by `gate.action` and `gate.failure.class`)
+    /// and `gate.repair.tokens` (by `gate.action`), added to on every
+    /// decision. Without one, [`build`](Self::build) takes the `gate` meter
+    /// of the global meter provider installed at that moment: a provider
+    /// installed after the gate is built does not receive its metrics.
     #[cfg(feature = "otel")]
     pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
         self.meter = Some(meter);
