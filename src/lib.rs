@@ -260,6 +260,7 @@
 //! | `postgres` | the PostgreSQL store, `postgres://…` (sqlx) | no |
 //! | `mcp` | `toolgate::mcp`, the MCP server (rmcp) | no |
 //! | `rig` | `toolgate::rig`, a gate task as rig tools; Rust 1.95 | no |
+//! | `otel` | `GateBuilder::meter`: decisions and repair tokens as OpenTelemetry metrics (the `opentelemetry` API crate) | no |
 //!
 //! With `default-features = false`, everything else stays: `#[tool]`,
 //! toolboxes, manifests, validation, the policy, the sanitizer, the agent

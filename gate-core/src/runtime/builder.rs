@@ -18,6 +18,8 @@ use toolgate_validate::Validator;
 use super::budget::{Budget, RetryBudget};
 use super::gate::{Gate, Inner};
 use super::log::DecisionSink;
+#[cfg(feature = "otel")]
+use super::trace::Metrics;
 use super::writer::SuccessWriter;
 use crate::Toolbox;
 
@@ -89,6 +91,8 @@ pub struct GateBuilder {
     tool_timeout: Duration,
     sinks: Vec<Arc<dyn DecisionSink>>,
     seed: Option<u64>,
+    #[cfg(feature = "otel")]
+    meter: Option<opentelemetry::metrics::Meter>,
 }
 
 impl Gate {
@@ -108,6 +112,8 @@ impl Gate {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             sinks: Vec::new(),
             seed: None,
+            #[cfg(feature = "otel")]
+            meter: None,
         }
     }
 }
@@ -219,6 +225,18 @@ impl GateBuilder {
         self
     }
 
+    /// The meter the gate's metrics are made on (`otel` feature): the
+    /// counters `gate.decisions` (by `gate.action` and `gate.failure.class`)
+    /// and `gate.repair.tokens` (by `gate.action`), added to on every
+    /// decision. Without one, [`build`](Self::build) takes the `gate` meter
+    /// of the global meter provider installed at that moment: a provider
+    /// installed after the gate is built does not receive its metrics.
+    #[cfg(feature = "otel")]
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
     /// Compiles every tool's validator and opens the store.
     pub async fn build(self) -> Result<Gate, GateError> {
         if self.store_patience > MAX_STORE_PATIENCE {
@@ -267,6 +285,8 @@ impl GateBuilder {
             None => Some(default_result_sanitizer()?),
         };
         let successes = SuccessWriter::start(storage.clone(), self.store_patience);
+        #[cfg(feature = "otel")]
+        let metrics = Metrics::new(&self.meter.unwrap_or_else(gate_meter));
         Ok(Gate::from_inner(Inner {
             toolbox: self.toolbox,
             validators,
@@ -285,8 +305,20 @@ impl GateBuilder {
                 None => StdRng::from_os_rng(),
             }),
             successes,
+            #[cfg(feature = "otel")]
+            metrics,
         }))
     }
+}
+
+/// The global meter provider's meter for gate, named after the package that
+/// makes the metrics.
+#[cfg(feature = "otel")]
+fn gate_meter() -> opentelemetry::metrics::Meter {
+    let scope = opentelemetry::InstrumentationScope::builder("gate")
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .build();
+    opentelemetry::global::meter_with_scope(scope)
 }
 
 /// Compiling the built-in rules takes a while, and a sanitizer is a cheap

@@ -45,6 +45,9 @@ pub(super) struct Inner {
     pub(super) rng: Mutex<StdRng>,
     /// Where the records of successful read-only calls wait for their batch.
     pub(super) successes: SuccessWriter,
+    /// The counters every decision adds to.
+    #[cfg(feature = "otel")]
+    pub(super) metrics: super::trace::Metrics,
 }
 
 impl std::fmt::Debug for Gate {

@@ -12,9 +12,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use toolgate_ledger::{BoxFuture, DecisionRecord};
+
+use super::gate::Inner;
 
 /// Where decision records go besides the `tracing` event.
 pub trait DecisionSink: Send + Sync {
@@ -23,10 +25,13 @@ pub trait DecisionSink: Send + Sync {
     fn record<'a>(&'a self, record: &'a DecisionRecord) -> BoxFuture<'a, ()>;
 }
 
-/// Logs a decision: its `tracing` event, then every extra sink.
-pub(super) async fn record(sinks: &[Arc<dyn DecisionSink>], record: &DecisionRecord) {
+/// Logs a decision: its `tracing` event, its count in the metrics (`otel`
+/// feature), then every extra sink.
+pub(super) async fn record(gate: &Inner, record: &DecisionRecord) {
     emit(record);
-    for sink in sinks {
+    #[cfg(feature = "otel")]
+    gate.metrics.count(record);
+    for sink in &gate.sinks {
         sink.record(record).await;
     }
 }

@@ -47,8 +47,9 @@
 //! `budget` (the budgets as the runtime asks them), `persist` (store writes
 //! sent again while the store fails), `usage` (a model turn's report),
 //! `messages` (every text), `step` ([`ToolCall`] in, [`Step`] out), `log`
-//! ([`DecisionSink`]) and `writer` (the background writer of quiet
-//! successes' records).
+//! ([`DecisionSink`]), `trace` (the span each call runs in, named after the
+//! OpenTelemetry conventions, and the `otel` feature's metrics) and `writer`
+//! (the background writer of quiet successes' records).
 
 mod admit;
 mod attempt;
@@ -69,6 +70,7 @@ mod run;
 mod settle;
 mod step;
 mod task;
+mod trace;
 mod usage;
 mod view;
 mod writer;

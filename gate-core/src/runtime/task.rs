@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate_ledger::{FailureReport, LedgerError, TaskRecord, new_owner_token};
+use tracing::{Instrument, Span};
 
 use super::admit::admit;
 use super::attempt::Attempt;
@@ -25,6 +26,7 @@ use super::render::name_the_call;
 use super::run::run;
 use super::settle::{self, Settled, grow_context};
 use super::step::{Feedback, Step, ToolCall};
+use super::trace;
 use super::usage;
 use super::view::TaskView;
 use crate::{Dialect, ManifestError, ToolSpec};
@@ -318,12 +320,14 @@ impl Task {
         self.last_retries.clear();
         // Shared with the tool's context, not copied into it.
         let call = Arc::new(call);
-        let step = self.pipeline(&call).await;
+        let span = trace::call_span(&call);
+        let step = self.pipeline(&call, &span).instrument(span.clone()).await;
         name_the_call(step, call)
     }
 
     /// The pipeline: every stage in order, each a file of its own.
-    async fn pipeline(&mut self, call: &Arc<ToolCall>) -> Step {
+    /// `span` is the call's, for the decision the model sees.
+    async fn pipeline(&mut self, call: &Arc<ToolCall>, span: &Span) -> Step {
         let gate = self.gate.clone();
         let inner = gate.inner();
         let admitted = match self.running(call).await.and_then(|()| admit(inner, self.view(), call)) {
@@ -335,7 +339,7 @@ impl Task {
                     attempt: refused,
                     attempt_no: 1,
                 };
-                return self.conclude(case).await.step;
+                return self.conclude(case, span).await.step;
             }
         };
         // Seams: the information-flow guard (is this call steered by text
@@ -355,12 +359,15 @@ impl Task {
                 Err(answered) => answered,
             };
             let concluded = self
-                .conclude(Case {
-                    call,
-                    admitted: Some(&admitted),
-                    attempt,
-                    attempt_no,
-                })
+                .conclude(
+                    Case {
+                        call,
+                        admitted: Some(&admitted),
+                        attempt,
+                        attempt_no,
+                    },
+                    span,
+                )
                 .await;
             let Some(pause) = concluded.resend_after else {
                 return concluded.step;
@@ -394,7 +401,7 @@ impl Task {
     /// Decides about `case` and commits the decision (choose, settle), then
     /// takes it as the task's state and logs it: the one place a step is
     /// made, for every exit of the pipeline.
-    async fn conclude(&mut self, case: Case<'_, '_>) -> Concluded {
+    async fn conclude(&mut self, case: Case<'_, '_>, span: &Span) -> Concluded {
         let gate = self.gate.clone();
         let inner = gate.inner();
         // The store just failed for the whole patience: waiting as long
@@ -402,7 +409,7 @@ impl Task {
         if let Some(error) = case.attempt.store_down() {
             let error = error.to_owned();
             let settled = Box::pin(settle::unrecorded(inner, self.view(), case, &error)).await;
-            return self.apply(settled, None).await;
+            return self.apply(settled, None, span).await;
         }
         // The fast path: a successful read-only call that changes nothing in
         // the task's state queues its decision record for the background
@@ -410,7 +417,8 @@ impl Task {
         let case = match quietly(inner, self.view(), case) {
             Ok(settled) => {
                 self.stored.state.context_tokens = settled.context_tokens;
-                log::record(&inner.sinks, &settled.record).await;
+                trace::record_decision(span, &settled.record);
+                log::record(inner, &settled.record).await;
                 inner.successes.push(settled.record).await;
                 return Concluded {
                     step: settled.step,
@@ -421,13 +429,13 @@ impl Task {
         };
         // Boxed: the commit's future is several kilobytes, and inline it
         // would make every call's future (the fast path's too) that large.
-        Box::pin(self.commit(case)).await
+        Box::pin(self.commit(case, span)).await
     }
 
     /// Chooses and commits until the decision lands: again on the task as
     /// stored when another worker changed it, again without the intent's
     /// finish when the ledger refused it; unrecorded when the store fails.
-    async fn commit(&mut self, mut case: Case<'_, '_>) -> Concluded {
+    async fn commit(&mut self, mut case: Case<'_, '_>, span: &Span) -> Concluded {
         let gate = self.gate.clone();
         let inner = gate.inner();
         // The log keeps the process's order: the queued successes go into
@@ -440,7 +448,7 @@ impl Task {
             match settle::commit(inner, self.view(), &case, &choice, earlier.records()).await {
                 Committed::Done { writes, revision } => {
                     earlier.stored();
-                    return self.apply(writes, revision).await;
+                    return self.apply(writes, revision, span).await;
                 }
                 Committed::Conflict => {
                     self.reload().await;
@@ -457,12 +465,13 @@ impl Task {
             }
         }
         let settled = settle::unrecorded(inner, self.view(), case, &store_error).await;
-        self.apply(settled, None).await
+        self.apply(settled, None, span).await
     }
 
     /// Takes a settled decision as the task's state (`revision`: the stored
-    /// task's, when the decision wrote it) and logs it.
-    async fn apply(&mut self, settled: Settled, revision: Option<i64>) -> Concluded {
+    /// task's, when the decision wrote it) and logs it; the call's `span`
+    /// shows it unless a resend follows.
+    async fn apply(&mut self, settled: Settled, revision: Option<i64>, span: &Span) -> Concluded {
         match settled.task {
             Some(mut task) => {
                 task.revision = revision.unwrap_or(self.stored.revision);
@@ -470,7 +479,10 @@ impl Task {
             }
             None => self.stored.state.context_tokens = settled.context_tokens,
         }
-        log::record(&self.gate.inner().sinks, &settled.record).await;
+        if settled.resend_after.is_none() {
+            trace::record_decision(span, &settled.record);
+        }
+        log::record(self.gate.inner(), &settled.record).await;
         if settled.resend_after.is_some()
             && let Step::Retry(feedback) = &settled.step
         {
