@@ -7,6 +7,8 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod support;
+
 /// The command, started with all three streams piped.
 fn spawn(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_gate"))
@@ -393,20 +395,8 @@ fn reconcile_and_report_work_on_a_store_left_by_a_run() {
         .build()
         .unwrap();
     let key = rt.block_on(async {
-        use toolgate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
-        let spec = ToolSpec::new(
-            "charge_card",
-            "Charge.",
-            serde_json::json!({"type": "object"}),
-            Effects::new().destructive(),
-        )
-        .unwrap();
-        let tool = DynamicTool::new(spec).with_handler(|_, _| async { Err::<Value, _>(ToolError::Timeout) });
-        let gate = Gate::builder(Toolbox::new().with(tool).unwrap())
-            .store(&store)
-            .build()
-            .await
-            .unwrap();
+        use toolgate::ToolCall;
+        let gate = support::gate_whose_charge_times_out(&store).await;
         let mut task = gate.task("u1");
         task.intent("pay INV-1");
         let key = task.intent_key_for("charge_card").unwrap();

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 use clap::CommandFactory;
 use toolgate_cli::Cli;
 
+mod support;
+
 /// The subcommands, nested ones included, written out here rather than read
 /// from the definition, so that a subcommand that goes missing is noticed.
 const SUBCOMMANDS: [&str; 12] = [
@@ -210,21 +212,8 @@ fn example_files(dir: &Path) -> (String, String, String) {
         .build()
         .unwrap();
     let key = rt.block_on(async {
-        use toolgate::{DynamicTool, Effects, Gate, ToolCall, ToolError, ToolSpec, Toolbox};
-        let spec = ToolSpec::new(
-            "charge_card",
-            "Charge a card.",
-            serde_json::json!({"type": "object"}),
-            Effects::new().destructive(),
-        )
-        .unwrap();
-        let charge =
-            DynamicTool::new(spec).with_handler(|_, _| async { Err::<serde_json::Value, _>(ToolError::Timeout) });
-        let gate = Gate::builder(Toolbox::new().with(charge).unwrap())
-            .store(&store)
-            .build()
-            .await
-            .unwrap();
+        use toolgate::ToolCall;
+        let gate = support::gate_whose_charge_times_out(&store).await;
         let mut paying = gate.task_with_id("u1", "task-pay");
         paying.intent("pay INV-1");
         assert!(paying.handle(ToolCall::new("c1", "charge_card", "{}")).await.is_fail());
