@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use toolgate_budget::{TokenLimit, TokenWindow};
 
+use crate::approval::{ApprovalDecision, ApprovalQuery, ApprovalRecord, Approvals};
 use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
@@ -232,6 +233,17 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
     /// The stored window of `user` for buckets of `bucket_ms` (empty if none).
     fn load_window(&self, user: &str, bucket_ms: i64) -> impl Future<Output = Res<TokenWindow>> + Send;
     fn close(&self) -> impl Future<Output = ()> + Send;
+    /// The stored request `id`.
+    fn load_approval(&self, id: &str) -> impl Future<Output = Res<Option<ApprovalRecord>>> + Send;
+    /// The stored requests `query` selects, `now` deciding expiry, oldest first.
+    fn list_approvals(
+        &self,
+        query: &ApprovalQuery,
+        now: Timestamp,
+    ) -> impl Future<Output = Res<Vec<ApprovalRecord>>> + Send;
+    /// Replaces request `new.id` with `new` if it is still stored as pending
+    /// and `now` is before its expiry; true if replaced.
+    fn decide_pending(&self, new: &ApprovalRecord, now: Timestamp) -> impl Future<Output = Res<bool>> + Send;
 }
 
 /// The state machine over a [`Backend`].
@@ -865,6 +877,47 @@ impl<B: Backend> DecisionLog for Core<B> {
     fn list_decisions<'a>(&'a self, query: &'a DecisionQuery) -> BoxFuture<'a, Res<Vec<DecisionRecord>>> {
         Box::pin(self.backend.list_decisions(query))
     }
+}
+
+impl<B: Backend> Approvals for Core<B> {
+    fn load_approval<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Res<Option<ApprovalRecord>>> {
+        Box::pin(async move {
+            let now = self.clock.now();
+            Ok(self.backend.load_approval(id).await?.map(|r| as_of(r, now)))
+        })
+    }
+    fn list_approvals<'a>(&'a self, query: &'a ApprovalQuery) -> BoxFuture<'a, Res<Vec<ApprovalRecord>>> {
+        Box::pin(async move {
+            let now = self.clock.now();
+            let found = self.backend.list_approvals(query, now).await?;
+            Ok(found.into_iter().map(|r| as_of(r, now)).collect())
+        })
+    }
+    fn decide_approval<'a>(&'a self, decision: &'a ApprovalDecision) -> BoxFuture<'a, Res<ApprovalRecord>> {
+        Box::pin(async move {
+            for _ in 0..MAX_CAS_ROUNDS {
+                let Some(stored) = self.backend.load_approval(&decision.id).await? else {
+                    return Err(LedgerError::not_found(format!("no approval request {:?}", decision.id)));
+                };
+                let now = self.clock.now();
+                let new = stored.decided(decision, now)?;
+                if self.backend.decide_pending(&new, now).await? {
+                    return Ok(new);
+                }
+                // Someone decided it in between: the next round says who.
+            }
+            Err(LedgerError::stale(format!(
+                "approval {} kept changing while it was decided",
+                decision.id
+            )))
+        })
+    }
+}
+
+/// `r` with its status as of `now` (a pending request past its expiry is expired).
+fn as_of(mut r: ApprovalRecord, now: Timestamp) -> ApprovalRecord {
+    r.status = r.status_at(now);
+    r
 }
 
 impl<B: Backend> TaskStore for Core<B> {

@@ -23,6 +23,8 @@
 //!   any worker resumes a task exactly, with its [`FailureReport`] once it
 //!   failed; and the per-user repair-token windows every worker shares,
 //!   written together with a decision in one [`TaskTransaction`];
+//! * approval requests ([`Approvals`], [`ApprovalRecord`]): calls waiting
+//!   for a person, decided by a compare-and-set;
 //! * gate's vocabulary ([`FailureClass`], [`Action`], [`FailureReason`]), typed
 //!   end to end and stored by name.
 //!
@@ -66,18 +68,21 @@
 //!
 //! # Storage
 //!
-//! Both SQL stores hold four tables (plus `gate_schema`, the migration
+//! Both SQL stores hold five tables (plus `gate_schema`, the migration
 //! version): `gate_intents`, one row per `(user_id, intent_key)` with the
 //! state, attempt, lease, timestamps (integer milliseconds since the epoch),
 //! stored outcome (JSON text), last error and reconciliation;
 //! `gate_decisions`, the append-only decision log; `gate_tasks`, one row per
 //! `(user_id, task_id)` with the task's revision, state and failure report
-//! (JSON text) and its terminal flag; and `gate_token_windows`, one row per
-//! user and bucket length with the window's eleven buckets. Nothing is
-//! deleted except by [`Reconcile::purge_expired`] (finished records past
-//! retention) and [`Ledger::release`] (a first attempt given up before
-//! dispatch). Schema version 2 moved version 1's decision log, whose classes
-//! and actions were free strings, to `gate_decisions_v1`.
+//! (JSON text) and its terminal flag; `gate_token_windows`, one row per
+//! user and bucket length with the window's eleven buckets; and
+//! `gate_approvals`, one row per approval request (its status, times and
+//! the request as JSON text, see [`Approvals`]). Nothing is deleted except
+//! by [`Reconcile::purge_expired`] (finished records past retention) and
+//! [`Ledger::release`] (a first attempt given up before dispatch). Schema
+//! version 3 added `gate_approvals`; version 2 moved version 1's decision
+//! log, whose classes and actions were free strings, to
+//! `gate_decisions_v1`.
 //!
 //! # Feature `testing`
 //!
@@ -88,6 +93,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod approval;
 mod decision;
 mod decision_id;
 mod error;
@@ -109,6 +115,7 @@ mod vocab;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use approval::{ApprovalDecision, ApprovalQuery, ApprovalRecord, Approvals, Verdict, new_approval_id};
 pub use decision::{
     ClassActionCount, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary,
 };
@@ -128,17 +135,17 @@ pub use record::{
 };
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SCHEMA_VERSION;
-pub use task::{TaskRecord, TaskState, TaskStore, TaskTransaction};
+pub use task::{OpenApproval, TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
-pub use vocab::{Action, Ambiguity, FailureClass, FailureReason, UnknownName};
+pub use vocab::{Action, Ambiguity, ApprovalStatus, FailureClass, FailureReason, UnknownName};
 
 /// Everything gate keeps in one store: the intent [`Ledger`], its
-/// [`Reconcile`] side, the [`DecisionLog`] and the [`TaskStore`] (task state
-/// and token windows), over the same tables and connections. Every store
-/// [`open`] returns is one.
-pub trait Storage: Ledger + Reconcile + DecisionLog + TaskStore {}
+/// [`Reconcile`] side, the [`DecisionLog`], the [`TaskStore`] (task state
+/// and token windows) and the [`Approvals`] people decide, over the same
+/// tables and connections. Every store [`open`] returns is one.
+pub trait Storage: Ledger + Reconcile + DecisionLog + TaskStore + Approvals {}
 
-impl<T: Ledger + Reconcile + DecisionLog + TaskStore + ?Sized> Storage for T {}
+impl<T: Ledger + Reconcile + DecisionLog + TaskStore + Approvals + ?Sized> Storage for T {}
 
 use ledger::Core;
 use memory::MemoryBackend;

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
+use crate::approval::{ApprovalQuery, ApprovalRecord};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::decision_id::DecisionId;
 use crate::error::LedgerError;
@@ -27,6 +28,7 @@ use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
 use crate::record::{Finish, Lease, LedgerRecord, State};
 use crate::task::{TaskRecord, TaskTransaction, task_changed};
 use crate::time::{Clock, Timestamp};
+use crate::vocab::ApprovalStatus;
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -113,6 +115,7 @@ type WindowKey = (String, i64);
 struct TaskSide {
     tasks: HashMap<TaskKey, TaskRecord>,
     windows: HashMap<WindowKey, TokenWindow>,
+    approvals: HashMap<String, ApprovalRecord>,
 }
 
 /// The memory backend.
@@ -284,6 +287,7 @@ impl Backend for MemoryBackend {
             tasks: HashMap::new(),
             windows: HashMap::new(),
             decisions: Vec::new(),
+            approvals: Vec::new(),
         }))
     }
 
@@ -319,6 +323,38 @@ impl Backend for MemoryBackend {
     }
 
     async fn close(&self) {}
+
+    async fn load_approval(&self, id: &str) -> Res<Option<ApprovalRecord>> {
+        Ok(self.tasks.lock().await.approvals.get(id).cloned())
+    }
+
+    async fn list_approvals(&self, q: &ApprovalQuery, now: Timestamp) -> Res<Vec<ApprovalRecord>> {
+        let side = self.tasks.lock().await;
+        let mut v: Vec<ApprovalRecord> = side
+            .approvals
+            .values()
+            .filter(|r| {
+                q.status.is_none_or(|s| r.status_at(now) == s)
+                    && q.user.as_deref().is_none_or(|u| r.user == u)
+                    && q.task_id.as_deref().is_none_or(|t| r.task_id == t)
+            })
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id)));
+        v.truncate(q.limit.map_or(usize::MAX, |l| l as usize));
+        Ok(v)
+    }
+
+    async fn decide_pending(&self, new: &ApprovalRecord, now: Timestamp) -> Res<bool> {
+        let mut side = self.tasks.lock().await;
+        match side.approvals.get_mut(&new.id) {
+            Some(stored) if stored.status_at(now) == ApprovalStatus::Pending => {
+                *stored = new.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
 }
 
 /// The SQL stores' order of failed tasks: failures that need reconciliation
@@ -345,6 +381,7 @@ struct MemoryTx<'a> {
     tasks: HashMap<TaskKey, TaskRecord>,
     windows: HashMap<WindowKey, TokenWindow>,
     decisions: Vec<DecisionRecord>,
+    approvals: Vec<ApprovalRecord>,
 }
 
 /// A finish made inside a transaction, kept until it commits.
@@ -435,6 +472,20 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         Box::pin(async { Ok(()) })
     }
 
+    fn insert_approval<'b>(&'b mut self, request: &'b ApprovalRecord) -> BoxFuture<'b, Res<()>> {
+        let taken = self.side.approvals.contains_key(&request.id) || self.approvals.iter().any(|a| a.id == request.id);
+        let answer = if taken {
+            Err(LedgerError::invalid_input(format!(
+                "approval {} exists already",
+                request.id
+            )))
+        } else {
+            self.approvals.push(request.clone());
+            Ok(())
+        };
+        Box::pin(async move { answer })
+    }
+
     fn commit(self: Box<Self>) -> BoxFuture<'a, Res<()>> {
         let MemoryTx {
             mut side,
@@ -443,6 +494,7 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
             windows,
             decisions,
             intents,
+            approvals,
             ..
         } = *self;
         let mut g = inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -464,6 +516,7 @@ impl<'a> TaskTransaction<'a> for MemoryTx<'a> {
         g.records.extend(finished);
         side.tasks.extend(tasks);
         side.windows.extend(windows);
+        side.approvals.extend(approvals.into_iter().map(|a| (a.id.clone(), a)));
         for d in decisions {
             g.append(d);
         }

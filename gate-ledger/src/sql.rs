@@ -24,6 +24,7 @@ use sqlx::Row;
 
 use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
+use crate::approval::{ApprovalQuery, ApprovalRecord};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
@@ -31,6 +32,7 @@ use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
 use crate::record::{Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, State};
 use crate::task::{TaskRecord, TaskTransaction};
 use crate::time::{Clock, Timestamp};
+use crate::vocab::ApprovalStatus;
 
 type Res<T> = Result<T, LedgerError>;
 
@@ -150,10 +152,29 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
         )",
         ],
     ),
+    (
+        3,
+        &[
+            // The columns a list filters and orders by; the request itself is
+            // the JSON text in `record`.
+            "CREATE TABLE gate_approvals (
+            approval_id TEXT NOT NULL PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            requested_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            decided_at BIGINT,
+            record TEXT NOT NULL
+        )",
+            "CREATE INDEX gate_approvals_by_status ON gate_approvals (status, requested_at)",
+            "CREATE INDEX gate_approvals_by_task ON gate_approvals (user_id, task_id)",
+        ],
+    ),
 ];
 
 /// The latest schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The decision columns, in bind order.
 const DECISION_COLS: &str = "decision_id, at, task_id, user_id, call_id, tool, class, action, fail_reason, \
@@ -224,6 +245,10 @@ struct Statements {
     update_window: String,
     /// Records that a schema migration was applied.
     record_schema_version: String,
+    insert_approval: String,
+    load_approval: String,
+    list_approvals: String,
+    decide_approval: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -371,6 +396,18 @@ impl Statements {
                  WHERE user_id = $1 AND bucket_ms = $2"
                 .to_owned(),
             record_schema_version: "INSERT INTO gate_schema (version) VALUES ($1)".to_owned(),
+            insert_approval: "INSERT INTO gate_approvals (approval_id, user_id, task_id, status, requested_at, \
+                 expires_at, decided_at, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+                .to_owned(),
+            load_approval: "SELECT record FROM gate_approvals WHERE approval_id = $1".to_owned(),
+            list_approvals: "SELECT record FROM gate_approvals \
+                 WHERE ($1 IS NULL OR status = $1) AND ($2 IS NULL OR expires_at > $2) \
+                 AND ($3 IS NULL OR expires_at <= $3) AND ($4 IS NULL OR user_id = $4) \
+                 AND ($5 IS NULL OR task_id = $5) ORDER BY requested_at, approval_id LIMIT $6"
+                .to_owned(),
+            decide_approval: "UPDATE gate_approvals SET status = $2, decided_at = $3, record = $4 \
+                 WHERE approval_id = $1 AND status = 'pending' AND expires_at > $3"
+                .to_owned(),
         };
         match d {
             Dialect::Postgres => s,
@@ -402,6 +439,10 @@ impl Statements {
                 insert_window: to_sqlite(&s.insert_window),
                 update_window: to_sqlite(&s.update_window),
                 record_schema_version: to_sqlite(&s.record_schema_version),
+                insert_approval: to_sqlite(&s.insert_approval),
+                load_approval: to_sqlite(&s.load_approval),
+                list_approvals: to_sqlite(&s.list_approvals),
+                decide_approval: to_sqlite(&s.decide_approval),
             },
         }
     }
@@ -705,6 +746,29 @@ impl StoredTask {
             updated_at: Timestamp::from_millis(self.updated_at),
             task_id,
         })
+    }
+}
+
+/// The stored text of an approval request.
+fn encode_approval(r: &ApprovalRecord) -> Res<String> {
+    serde_json::to_string(r)
+        .map_err(|e| LedgerError::invalid_input(format!("approval {} does not serialise: {e}", r.id)))
+}
+
+fn decode_approval(text: &str) -> Res<ApprovalRecord> {
+    serde_json::from_str(text)
+        .map_err(|e| LedgerError::corrupt(format!("a stored approval request is unreadable: {e}")))
+}
+
+/// The status column and expiry bounds that select `status` as of `now`: a
+/// request stored as pending is expired once `now` reaches its expiry.
+fn approval_filter(status: Option<ApprovalStatus>, now: Timestamp) -> (Option<&'static str>, Option<i64>, Option<i64>) {
+    let now = now.as_millis();
+    match status {
+        None => (None, None, None),
+        Some(ApprovalStatus::Pending) => (Some("pending"), Some(now), None),
+        Some(ApprovalStatus::Expired) => (Some("pending"), None, Some(now)),
+        Some(decided) => (Some(decided.as_str()), None, None),
     }
 }
 
@@ -1041,6 +1105,23 @@ macro_rules! sql_backend {
                 })
             }
 
+            fn insert_approval<'b>(&'b mut self, r: &'b ApprovalRecord) -> BoxFuture<'b, Res<()>> {
+                Box::pin(async move {
+                    sqlx::query(&self.sql.insert_approval)
+                        .bind(&r.id)
+                        .bind(&r.user)
+                        .bind(&r.task_id)
+                        .bind(r.status.as_str())
+                        .bind(r.requested_at.as_millis())
+                        .bind(r.expires_at.as_millis())
+                        .bind(ms(r.decided_at))
+                        .bind(encode_approval(r)?)
+                        .execute(&mut *self.tx)
+                        .await?;
+                    Ok(())
+                })
+            }
+
             fn commit(self: Box<Self>) -> BoxFuture<'a, Res<()>> {
                 Box::pin(async move {
                     self.tx.commit().await?;
@@ -1216,6 +1297,40 @@ macro_rules! sql_backend {
 
             async fn close(&self) {
                 self.pool.close().await;
+            }
+
+            async fn load_approval(&self, id: &str) -> Res<Option<ApprovalRecord>> {
+                let text: Option<String> = sqlx::query_scalar(&self.sql.load_approval)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                text.as_deref().map(decode_approval).transpose()
+            }
+
+            async fn list_approvals(&self, q: &ApprovalQuery, now: Timestamp) -> Res<Vec<ApprovalRecord>> {
+                let (status, after, until) = approval_filter(q.status, now);
+                let texts: Vec<String> = sqlx::query_scalar(&self.sql.list_approvals)
+                    .bind(status)
+                    .bind(after)
+                    .bind(until)
+                    .bind(&q.user)
+                    .bind(&q.task_id)
+                    .bind(q.limit.map_or(i64::MAX, i64::from))
+                    .fetch_all(&self.pool)
+                    .await?;
+                texts.iter().map(|t| decode_approval(t)).collect()
+            }
+
+            async fn decide_pending(&self, new: &ApprovalRecord, now: Timestamp) -> Res<bool> {
+                let _gate = self.gate().await;
+                let done = sqlx::query(&self.sql.decide_approval)
+                    .bind(&new.id)
+                    .bind(new.status.as_str())
+                    .bind(now.as_millis())
+                    .bind(encode_approval(new)?)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
             }
         }
     };

@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 use toolgate_budget::{Reservation, TaskBudgetState, TokenLimit, TokensExhausted};
 
+use crate::approval::ApprovalRecord;
 use crate::decision::DecisionRecord;
 use crate::error::LedgerError;
 use crate::failure::FailureReport;
@@ -56,6 +57,25 @@ pub struct TaskState {
     /// The model was last given a repair (a rejection or a correction): the
     /// latency of its next turn is latency the repair added.
     pub repair_turn_pending: bool,
+    /// The task's approval requests: the identical call finds its request
+    /// here (waiting, approved, declined), and the requests decided since
+    /// the task last asked are those not yet delivered.
+    pub approvals: Vec<OpenApproval>,
+}
+
+/// An approval request a task made: which request, for which call, and
+/// whether its decision reached the task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenApproval {
+    /// The request's id ([`ApprovalRecord::id`]).
+    pub id: String,
+    /// The fingerprint of the call it is for (tool and canonical arguments):
+    /// the identical call finds its request by it.
+    pub call_fp: String,
+    /// The decision reached the task: the approved call ran (or replayed),
+    /// or the denial was given as the call's result.
+    #[serde(default)]
+    pub delivered: bool,
 }
 
 /// One task as the store keeps it.
@@ -198,6 +218,11 @@ pub trait TaskTransaction<'a>: Send {
             Ok(())
         })
     }
+
+    /// Stores a new approval request (its id is new: a request is never
+    /// overwritten), committed with the task's state and the decision record
+    /// that announced it.
+    fn insert_approval<'b>(&'b mut self, request: &'b ApprovalRecord) -> BoxFuture<'b, Result<(), LedgerError>>;
 
     /// Commits everything.
     fn commit(self: Box<Self>) -> BoxFuture<'a, Result<(), LedgerError>>;

@@ -37,6 +37,41 @@ impl Timestamp {
         Timestamp(self.0.saturating_sub(duration_millis(d)))
     }
 
+    /// The date in UTC, `YYYY-MM-DD` (proleptic Gregorian, Howard
+    /// Hinnant's civil-from-days), valid for every timestamp: what a person
+    /// reads, with no date crate in the graph.
+    pub fn utc_date(self) -> String {
+        let days = self.0.div_euclid(86_400_000);
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        format!("{year:04}-{month:02}-{day:02}")
+    }
+
+    /// Whole seconds since midnight UTC.
+    pub fn utc_seconds_of_day(self) -> i64 {
+        self.0.rem_euclid(86_400_000) / 1000
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS UTC`: the timestamp as a person reads it (an
+    /// approval's expiry in the model's text, a refusal's).
+    pub fn utc(self) -> String {
+        let secs = self.utc_seconds_of_day();
+        format!(
+            "{} {:02}:{:02}:{:02} UTC",
+            self.utc_date(),
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )
+    }
+
     /// The current wall-clock time.
     pub fn now() -> Self {
         let ms = SystemTime::now()
@@ -105,5 +140,23 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         Timestamp(self.0.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timestamp;
+
+    #[test]
+    fn timestamps_read_as_utc_for_every_i64() {
+        assert_eq!(Timestamp::from_millis(0).utc(), "1970-01-01 00:00:00 UTC");
+        assert_eq!(Timestamp::from_millis(-1).utc(), "1969-12-31 23:59:59 UTC");
+        assert_eq!(Timestamp::from_millis(951_782_400_000).utc_date(), "2000-02-29");
+        assert_eq!(
+            Timestamp::from_millis(1_800_000_000_000).utc(),
+            "2027-01-15 08:00:00 UTC"
+        );
+        assert!(!Timestamp::from_millis(i64::MIN).utc().is_empty());
+        assert!(!Timestamp::from_millis(i64::MAX).utc().is_empty());
     }
 }

@@ -159,6 +159,8 @@ pub enum Action {
     RetryInternally,
     /// The task stopped with a report for a person.
     Fail,
+    /// The call waits for a person's approval; it did not run.
+    AwaitApproval,
 }
 
 by_name!(Action, "action" {
@@ -168,6 +170,7 @@ by_name!(Action, "action" {
     RetryWithCorrection => "retry_with_correction",
     RetryInternally => "retry_internally",
     Fail => "fail",
+    AwaitApproval => "await_approval",
 });
 
 impl Action {
@@ -178,6 +181,33 @@ impl Action {
             self,
             Action::Return | Action::Replay | Action::RetryWithCorrection | Action::RetryInternally
         )
+    }
+}
+
+/// Where an approval request stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ApprovalStatus {
+    /// Waiting for a person.
+    Pending,
+    /// A person agreed: the call runs, once.
+    Approved,
+    /// A person declined: the call never runs.
+    Denied,
+    /// Nobody decided before the request's expiry: the call never runs.
+    Expired,
+}
+
+by_name!(ApprovalStatus, "approval status" {
+    Pending => "pending",
+    Approved => "approved",
+    Denied => "denied",
+    Expired => "expired",
+});
+
+impl ApprovalStatus {
+    /// Whether the request is decided for good (approved, denied or expired).
+    pub const fn is_final(self) -> bool {
+        !matches!(self, ApprovalStatus::Pending)
     }
 }
 
@@ -220,6 +250,10 @@ pub enum FailureReason {
     LedgerUnavailable,
     /// The task had already failed: it runs nothing until a person reopens it.
     TaskFailed,
+    /// The call needs a person's approval and the task already has as many
+    /// requests pending as its budget allows. The call did not run and the
+    /// task goes on: the requests pending are decided first.
+    ApprovalsPending,
 }
 
 by_name!(FailureReason, "fail reason" {
@@ -238,16 +272,21 @@ by_name!(FailureReason, "fail reason" {
     KeyReused => "key_reused",
     LedgerUnavailable => "ledger_unavailable",
     TaskFailed => "task_failed",
+    ApprovalsPending => "approvals_pending",
 });
 
 impl FailureReason {
     /// Whether a Fail for this reason makes the task terminal.
     ///
-    /// Every failure does, except two: `LedgerUnavailable` (nothing ran and
-    /// the store that would hold the terminal flag is down, so the task may
-    /// simply be resumed) and `TaskFailed` (the task already is terminal).
+    /// Every failure does, except three: `LedgerUnavailable` (nothing ran
+    /// and the store that would hold the terminal flag is down, so the task
+    /// may simply be resumed), `TaskFailed` (the task already is terminal)
+    /// and `ApprovalsPending` (the task waits for people, it did not fail).
     pub const fn ends_task(self) -> bool {
-        !matches!(self, FailureReason::LedgerUnavailable | FailureReason::TaskFailed)
+        !matches!(
+            self,
+            FailureReason::LedgerUnavailable | FailureReason::TaskFailed | FailureReason::ApprovalsPending
+        )
     }
 
     /// Whether a side effect may have happened that nobody recorded: the
@@ -283,14 +322,16 @@ mod tests {
         round_trips(FailureClass::ALL);
         round_trips(Action::ALL);
         round_trips(FailureReason::ALL);
+        round_trips(ApprovalStatus::ALL);
         assert_eq!(
             (
                 Ambiguity::ALL.len(),
                 FailureClass::ALL.len(),
                 Action::ALL.len(),
-                FailureReason::ALL.len()
+                FailureReason::ALL.len(),
+                ApprovalStatus::ALL.len()
             ),
-            (3, 8, 6, 15)
+            (3, 8, 7, 16, 4)
         );
     }
 

@@ -103,7 +103,7 @@ async fn sqlite_file_is_created_and_survives_reopening() {
     assert!(rec.dispatched_at.is_some());
     l.close().await;
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
 }
 
 #[cfg(feature = "postgres")]
@@ -152,7 +152,7 @@ const V1_RECORD: &str = "INSERT INTO gate_decisions (at, task_id, user_id, call_
     VALUES (1, 'old-task', 'u', 'c1', 'lookup', 'none', 'return', 1, 0, 0, 0, 'h', NULL)";
 
 // A file written by version 1 (its intents table, its free-string decision
-// log) opens under version 2: the intents are kept, the old log moves to
+// log) opens under the current version: the intents are kept, the old log moves to
 // gate_decisions_v1 untouched, and the new typed log starts empty.
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,11 +176,12 @@ async fn a_version_1_sqlite_file_upgrades_keeping_its_records() {
             "DROP TABLE gate_decisions",
             "DROP TABLE gate_tasks",
             "DROP TABLE gate_token_windows",
+            "DROP TABLE gate_approvals",
             "ALTER TABLE gate_decisions_v1 RENAME TO gate_decisions_unused",
             "DROP TABLE gate_decisions_unused",
             V1_DECISIONS,
             V1_RECORD,
-            "DELETE FROM gate_schema WHERE version = 2",
+            "DELETE FROM gate_schema WHERE version >= 2",
         ] {
             raw.execute(stmt).await.unwrap_or_else(|e| panic!("{stmt}: {e}"));
         }

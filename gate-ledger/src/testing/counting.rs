@@ -16,6 +16,7 @@ use std::time::Duration;
 use toolgate_budget::{Reservation, TokenLimit, TokensExhausted};
 
 use crate::Storage;
+use crate::approval::{ApprovalDecision, ApprovalQuery, ApprovalRecord, Approvals};
 use crate::decision::{DecisionLog, DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
@@ -50,6 +51,8 @@ pub enum CommitKind {
     AppendDecision,
     /// [`TaskStore::reopen_task`].
     ReopenTask,
+    /// [`Approvals::decide_approval`]: a person's decision.
+    DecideApproval,
     /// [`TaskTransaction::commit`]: everything one transaction wrote.
     Transaction,
 }
@@ -234,6 +237,24 @@ impl DecisionLog for CountingStore {
     }
 }
 
+impl Approvals for CountingStore {
+    fn load_approval<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ApprovalRecord>, LedgerError>> {
+        self.inner.load_approval(id)
+    }
+    fn list_approvals<'a>(
+        &'a self,
+        query: &'a ApprovalQuery,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, LedgerError>> {
+        self.inner.list_approvals(query)
+    }
+    fn decide_approval<'a>(
+        &'a self,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, Result<ApprovalRecord, LedgerError>> {
+        Box::pin(self.counted(CommitKind::DecideApproval, self.inner.decide_approval(decision)))
+    }
+}
+
 impl TaskStore for CountingStore {
     fn load_task<'a>(
         &'a self,
@@ -306,6 +327,9 @@ impl<'a> TaskTransaction<'a> for CountingTx<'a> {
     }
     fn append_decisions<'b>(&'b mut self, records: &'b [DecisionRecord]) -> BoxFuture<'b, Result<(), LedgerError>> {
         self.inner.append_decisions(records)
+    }
+    fn insert_approval<'b>(&'b mut self, request: &'b ApprovalRecord) -> BoxFuture<'b, Result<(), LedgerError>> {
+        self.inner.insert_approval(request)
     }
     fn commit(self: Box<Self>) -> BoxFuture<'a, Result<(), LedgerError>> {
         let CountingTx { inner, counts } = *self;
