@@ -557,3 +557,39 @@ fn dialect_names_round_trip_and_unknown_names_list_the_valid_ones() {
     let err = "openai_strict".parse::<Dialect>().unwrap_err().to_string();
     assert!(err.contains("openai-strict") && err.contains("gemini-json"), "{err}");
 }
+
+// gate's effect names travel in an MCP tool's `_meta` (`gate/effects`) and
+// come back exactly on import, `keyed` and `approval` included, which MCP's
+// hints cannot say; a list without them falls back to the hints, and names
+// gate does not know are refused with the list of known ones.
+#[test]
+fn gate_effects_travel_in_mcp_meta_and_come_back_on_import() {
+    let effects = toolgate::Effects::new().writes().external().keyed().approval();
+    let spec = ToolSpec::new(
+        "charge_card",
+        "Charge a card.",
+        json!({"type": "object", "properties": {"amount_cents": {"type": "integer"}}}),
+        effects,
+    )
+    .unwrap();
+    for dialect in [Dialect::Mcp, Dialect::Mcp2025_11_25] {
+        let definition = tool_definition(&spec, dialect).unwrap();
+        assert_eq!(
+            definition["_meta"][toolgate::manifest::EFFECTS_META],
+            json!(["writes", "external", "keyed", "approval"]),
+            "{dialect}"
+        );
+        let imported = toolgate::manifest::import_tools(&json!([definition])).unwrap();
+        assert_eq!(toolgate::Tool::spec(&imported[0]).effects(), effects, "{dialect}");
+    }
+    let unknown =
+        json!([{"name": "t", "inputSchema": {"type": "object"}, "_meta": {"gate/effects": ["writes", "lethal"]}}]);
+    let err = toolgate::manifest::import_tools(&unknown).unwrap_err().to_string();
+    assert!(
+        err.contains("gate/effects") && err.contains("lethal") && err.contains("approval"),
+        "{err}"
+    );
+    let hinted = json!([{"name": "t", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]);
+    let read = toolgate::manifest::import_tools(&hinted).unwrap();
+    assert!(toolgate::Tool::spec(&read[0]).effects().is_read_only());
+}

@@ -36,6 +36,8 @@ pub struct Effects {
     external: bool,
     #[serde(default)]
     keyed: bool,
+    #[serde(default)]
+    approval: bool,
 }
 
 /// An inconsistent set of effect flags.
@@ -56,6 +58,7 @@ impl Effects {
             destructive: false,
             external: false,
             keyed: false,
+            approval: false,
         }
     }
 
@@ -98,6 +101,13 @@ impl Effects {
     /// outcome cannot take effect twice.
     pub const fn keyed(mut self) -> Self {
         self.keyed = true;
+        self
+    }
+
+    /// Every call of the tool waits for a person's approval before it runs
+    /// (and runs once after it).
+    pub const fn approval(mut self) -> Self {
+        self.approval = true;
         self
     }
 
@@ -154,6 +164,55 @@ impl Effects {
         self.keyed
     }
 
+    /// True when every call of the tool waits for a person's approval.
+    pub const fn needs_approval(self) -> bool {
+        self.approval
+    }
+
+    /// gate's names of the flags set, as manifests carry them (MCP `_meta`,
+    /// `gate/effects`): `read_only`, `idempotent`, `writes`, `destructive`,
+    /// `external`, `keyed`, `approval`, in that order. An idempotent flag
+    /// implied by `read_only` is not repeated.
+    pub fn names(self) -> Vec<&'static str> {
+        let flags = [
+            (self.read_only, "read_only"),
+            (self.idempotent && !self.read_only, "idempotent"),
+            (self.writes, "writes"),
+            (self.destructive, "destructive"),
+            (self.external, "external"),
+            (self.keyed, "keyed"),
+            (self.approval, "approval"),
+        ];
+        flags
+            .into_iter()
+            .filter(|(set, _)| *set)
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    /// The effects `names` declare (as [`names`](Self::names) writes them),
+    /// checked; an unknown name is an error that lists the known ones.
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let mut effects = Effects::new();
+        for name in names {
+            effects = match name {
+                "read_only" => effects.read_only(),
+                "idempotent" => effects.idempotent(),
+                "writes" => effects.writes(),
+                "destructive" => effects.destructive(),
+                "external" => effects.external(),
+                "keyed" => effects.keyed(),
+                "approval" => effects.approval(),
+                other => {
+                    return Err(format!(
+                        "unknown effect {other:?}: gate's effects are read_only, idempotent, writes, destructive, external, keyed, approval"
+                    ));
+                }
+            };
+        }
+        effects.check().map_err(|e| e.to_string())
+    }
+
     /// True when resending a call can never cause a second side effect, so an
     /// ambiguous failure may be retried with a correction (a call with new
     /// arguments).
@@ -205,6 +264,29 @@ mod tests {
     fn destructive_writes() {
         assert!(Effects::new().destructive().is_writes());
         assert!(!Effects::new().idempotent().is_writes());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        let charge = Effects::new().writes().external().approval();
+        assert_eq!(charge.names(), ["writes", "external", "approval"]);
+        assert_eq!(Effects::from_names(charge.names()), Ok(charge));
+        assert_eq!(Effects::new().read_only().names(), ["read_only"]);
+        let every = [
+            "read_only",
+            "idempotent",
+            "writes",
+            "destructive",
+            "external",
+            "keyed",
+            "approval",
+        ];
+        assert!(Effects::from_names(every).is_err(), "read_only and writes conflict");
+        assert!(
+            Effects::from_names(["writes", "lethal"])
+                .unwrap_err()
+                .contains("\"lethal\"")
+        );
     }
 
     #[test]

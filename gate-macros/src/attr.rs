@@ -19,6 +19,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "destructive",
     "external",
     "keyed",
+    "approval",
     "name",
     "description",
     "title",
@@ -44,6 +45,7 @@ pub(crate) enum EffectFlag {
     Destructive,
     External,
     Keyed,
+    Approval,
 }
 
 /// A `timeout = "..."` literal and the milliseconds it says.
@@ -63,6 +65,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) destructive: Flag,
     pub(crate) external: Flag,
     pub(crate) keyed: Flag,
+    pub(crate) approval: Flag,
     /// The effect flags as written, so a conflict is reported on the later one.
     pub(crate) effects_in_order: Vec<EffectFlag>,
     pub(crate) name: Option<LitStr>,
@@ -87,6 +90,7 @@ impl ToolAttrs {
             EffectFlag::Destructive => self.destructive,
             EffectFlag::External => self.external,
             EffectFlag::Keyed => self.keyed,
+            EffectFlag::Approval => self.approval,
         }
     }
 }
@@ -339,6 +343,7 @@ pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, tokens: TokenStream) -> ToolAttrs 
             "destructive" => Some((&mut attrs.destructive, EffectFlag::Destructive)),
             "external" => Some((&mut attrs.external, EffectFlag::External)),
             "keyed" => Some((&mut attrs.keyed, EffectFlag::Keyed)),
+            "approval" => Some((&mut attrs.approval, EffectFlag::Approval)),
             _ => None,
         };
         if let Some((slot, flag)) = flag {

@@ -43,17 +43,22 @@ pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span:
 
 /// gate decides retry safety from declared effects, so a tool that declares
 /// none cannot be handled safely; the message says what each flag means.
-/// `external` and `keyed` only modify an effect (where the tool reaches, how
-/// its downstream deduplicates), so they do not count alone.
+/// `external`, `keyed` and `approval` only modify an effect (where the tool
+/// reaches, how its downstream deduplicates, who must agree first), so they
+/// do not count alone.
 fn effects_are_declared(cx: &mut Ctxt, attrs: &ToolAttrs, attr_span: Span) {
     if attrs.read_only.is_some() || attrs.idempotent.is_some() || attrs.writes.is_some() || attrs.destructive.is_some()
     {
         return;
     }
-    let modifiers: Vec<&str> = [(attrs.external, "`external`"), (attrs.keyed, "`keyed`")]
-        .into_iter()
-        .filter_map(|(flag, name)| flag.map(|_| name))
-        .collect();
+    let modifiers: Vec<&str> = [
+        (attrs.external, "`external`"),
+        (attrs.keyed, "`keyed`"),
+        (attrs.approval, "`approval`"),
+    ]
+    .into_iter()
+    .filter_map(|(flag, name)| flag.map(|_| name))
+    .collect();
     let lead = match modifiers.as_slice() {
         [] => "declare the tool's effects".to_owned(),
         [one] => format!("{one} only modifies an effect; also declare the tool's effect"),

@@ -29,6 +29,7 @@ use proc_macro::TokenStream;
 /// - `destructive`: deletes or overwrites (implies `writes`; both together are accepted);
 /// - `external`: reaches systems outside the operator's (a modifier: not an effect alone);
 /// - `keyed`: forwards `ctx.intent_key()` downstream as the idempotency key (a modifier; needs `#[ctx]`);
+/// - `approval`: every call waits for a person's approval before it runs (a modifier);
 /// - `name`, `description`, `title`, `discovery`, `widen`: string literals;
 /// - `scopes = ["crm:read"]`: string literals;
 /// - `timeout = "10s"`: a whole number of `ms`, `s` or `m`, from 1 ms to 24 hours, emitted in milliseconds;

@@ -290,10 +290,17 @@ pub(crate) fn definition(spec: &ToolSpec, dialect: Dialect) -> Result<Value, Man
                 def.insert("outputSchema".into(), output);
             }
             def.insert("annotations".into(), mcp_annotations(spec));
+            def.insert("_meta".into(), json!({ EFFECTS_META: spec.effects().names() }));
         }
     }
     Ok(Value::Object(def))
 }
+
+/// The key of an MCP tool's `_meta` that carries gate's own effect names
+/// ([`Effects::names`](crate::Effects::names)): MCP's hints cannot say
+/// `keyed` or `approval`, and a gate that imports the list
+/// ([`import_tools`](super::import_tools)) reads them back exactly.
+pub const EFFECTS_META: &str = "gate/effects";
 
 /// MCP's hints, stated explicitly: their defaults (destructive, open world)
 /// are the opposite of many tools, so leaving one out would claim too much.

@@ -3,12 +3,16 @@
 //! Tools arrive from elsewhere: an MCP server's `tools/list`, an OpenAI
 //! request body, a config file. Importing them as dynamic tools lets gate
 //! validate calls to them, convert them between providers and apply the same
-//! policy. Effects come from MCP annotations when present; otherwise the
-//! conservative MCP defaults apply (not read-only, destructive, not
-//! idempotent, open world), so gate never retries a tool it knows nothing about.
+//! policy. Effects come from gate's own effect names in `_meta`
+//! ([`EFFECTS_META`], `gate/effects`) when a gate wrote the list: exactly,
+//! `keyed` and `approval` included. Otherwise they come from MCP annotations
+//! when present, and else the conservative MCP defaults apply (not
+//! read-only, destructive, not idempotent, open world), so gate never
+//! retries a tool it knows nothing about.
 
 use serde_json::{Map, Value, json};
 
+use super::EFFECTS_META;
 use super::walk::{Problem, each_object};
 use crate::{DynamicTool, Effects, ToolSpec};
 
@@ -113,6 +117,27 @@ fn import_one(index: usize, tool: &Value) -> Result<DynamicTool, ImportError> {
             .and_then(Value::as_bool)
             .unwrap_or(default)
     };
+    let effects = match body.get("_meta").and_then(|m| m.get(EFFECTS_META)) {
+        // gate's own names, when a gate wrote the list: exact.
+        Some(names) => gate_effects(names).map_err(|p| fail(format!("`_meta.{EFFECTS_META}`: {p}")))?,
+        None => hinted_effects(&hint),
+    };
+    let mut spec = ToolSpec::new(name, description, schema, effects).map_err(|e| fail(e.to_string()))?;
+    let title = body
+        .get("title")
+        .or_else(|| annotations.and_then(|a| a.get("title")))
+        .and_then(Value::as_str);
+    if let Some(title) = title {
+        spec = spec.with_title(title);
+    }
+    Ok(DynamicTool::new(
+        spec.with_origin(format!("imported tool #{index} `{name}`")),
+    ))
+}
+
+/// The effects MCP's hints say (their defaults where a hint is missing:
+/// not read-only, destructive, not idempotent, open world).
+fn hinted_effects(hint: &dyn Fn(&str, bool) -> bool) -> Effects {
     let mut effects = Effects::new();
     if hint("readOnlyHint", false) {
         effects = effects.read_only();
@@ -130,17 +155,18 @@ fn import_one(index: usize, tool: &Value) -> Result<DynamicTool, ImportError> {
     if hint("openWorldHint", true) {
         effects = effects.external();
     }
-    let mut spec = ToolSpec::new(name, description, schema, effects).map_err(|e| fail(e.to_string()))?;
-    let title = body
-        .get("title")
-        .or_else(|| annotations.and_then(|a| a.get("title")))
-        .and_then(Value::as_str);
-    if let Some(title) = title {
-        spec = spec.with_title(title);
-    }
-    Ok(DynamicTool::new(
-        spec.with_origin(format!("imported tool #{index} `{name}`")),
-    ))
+    effects
+}
+
+/// The effects a list of gate's effect names declares.
+fn gate_effects(names: &Value) -> Result<Effects, String> {
+    let names = names
+        .as_array()
+        .ok_or("expected an array of effect names")?
+        .iter()
+        .map(|n| n.as_str().ok_or("expected an array of effect names"))
+        .collect::<Result<Vec<&str>, _>>()?;
+    Effects::from_names(names)
 }
 
 /// Gemini's `Schema` writes types in upper case.

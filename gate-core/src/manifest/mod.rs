@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::ToolSpec;
 use crate::provider::Provider;
 
+pub use dialects::EFFECTS_META;
 pub use import::{ImportError, import_each, import_tools};
 
 /// A provider's tool format.
@@ -100,6 +101,20 @@ impl Dialect {
 impl fmt::Display for Dialect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Serialized as its [name](Dialect::name), as the CLI spells it.
+impl serde::Serialize for Dialect {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Dialect {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -325,6 +325,7 @@ fn effects(attrs: &ToolAttrs, private: &Private) -> TokenStream {
         (attrs.destructive, "destructive"),
         (attrs.external, "external"),
         (attrs.keyed, "keyed"),
+        (attrs.approval, "approval"),
     ] {
         if flag.is_some() {
             let method = Ident::new(method, Span::call_site());
