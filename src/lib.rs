@@ -279,7 +279,9 @@
 //! ([`Gate`], [`GateBuilder`], [`Task`], [`Budget`]), a call and the step
 //! that answers it ([`ToolCall`], [`Step`], [`Feedback`], [`ToolOutput`],
 //! [`FailureReport`], [`FailureReason`], [`FailureClass`], [`Ambiguity`],
-//! [`Action`]) and the manifests' [`Dialect`]. The rest is in a module per
+//! [`Action`], [`PendingApproval`]), approvals ([`ApprovalPolicy`],
+//! [`ApprovalQuestion`], [`ApprovalInbox`]) and the manifests' [`Dialect`].
+//! The rest is in a module per
 //! area, which never repeats a root item:
 //!
 //! | module | what it holds |
@@ -289,7 +291,7 @@
 //! | [`provider`] | providers' tool-call and tool-result shapes |
 //! | [`agent`] | the agent loop and its model back ends |
 //! | [`budget`] | the budgets' parts: the retry budget, backoff, token windows, the cost model |
-//! | [`ledger`] | the stores: opening one, the ledger protocol, task state, the decision log |
+//! | [`ledger`] | the stores: opening one, the ledger protocol, task state, the decision log, approval requests |
 //! | [`sanitize`] | the sanitizer |
 //! | [`validate`] | the argument validator |
 //! | `mcp`, `rig` | the MCP server and rig tools (features of the same names) |
@@ -298,8 +300,8 @@
 
 pub use toolgate_core::manifest::{Dialect, ManifestError};
 pub use toolgate_core::runtime::{
-    Action, Ambiguity, Budget, FailureClass, FailureReason, FailureReport, Feedback, Gate, GateBuilder, GateError,
-    Step, Task, ToolCall, ToolOutput,
+    Action, Ambiguity, ApprovalInbox, ApprovalPolicy, ApprovalQuestion, Budget, FailureClass, FailureReason,
+    FailureReport, Feedback, Gate, GateBuilder, GateError, PendingApproval, Step, Task, ToolCall, ToolOutput,
 };
 pub use toolgate_core::{
     BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec,
@@ -313,9 +315,9 @@ pub use toolgate_core::{agent, provider, sanitize, validate};
 /// builder's defaults and bounds.
 pub mod runtime {
     pub use toolgate_core::runtime::{
-        BudgetVerdict, DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, Decision,
-        DecisionSink, History, JsonLinesSink, MAX_STORE_PATIENCE, MAX_TOOL_TIMEOUT, Situation, classify, decide,
-        ledger_state,
+        BudgetVerdict, DEFAULT_APPROVAL_EXPIRY, DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE,
+        DEFAULT_TOOL_TIMEOUT, Decision, DecisionSink, History, JsonLinesSink, MAX_APPROVAL_EXPIRY, MAX_STORE_PATIENCE,
+        MAX_TOOL_TIMEOUT, Situation, classify, decide, ledger_state,
     };
 }
 
@@ -324,7 +326,8 @@ pub mod runtime {
 /// [`ManifestError`] are at the root).
 pub mod manifest {
     pub use toolgate_core::manifest::{
-        ImportError, UnknownDialect, import_each, import_tools, output_schema, parameters, render, tool_definition,
+        EFFECTS_META, ImportError, UnknownDialect, import_each, import_tools, output_schema, parameters, render,
+        tool_definition,
     };
 }
 
@@ -334,10 +337,11 @@ pub mod manifest {
 pub mod budget {
     pub use toolgate_core::budget::{
         AttemptBudget, AttemptsExhausted, Backoff, BudgetError, CHARS_PER_TOKEN, DEFAULT_ADDED_LATENCY,
-        DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, DEFAULT_MAX_REPAIRS, DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW,
-        Grant, Jitter, LatencyBudget, LatencyRefusal, MAX_ADDED_LATENCY, MAX_ATTEMPTS, MAX_BACKOFF_CAP,
-        MAX_MIN_PER_SEC, MAX_REPAIR_TOKENS, Pushback, Refusal, RepairPlan, Reservation, RetryBudget, TaskBudget,
-        TaskBudgetState, TokenLimit, TokenWindow, TokensExhausted, WINDOW_BUCKETS, cost, estimate_tokens, repair_cost,
+        DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, DEFAULT_MAX_REPAIRS, DEFAULT_PENDING_APPROVALS,
+        DEFAULT_REPAIR_TOKENS, DEFAULT_TOKEN_WINDOW, Grant, Jitter, LatencyBudget, LatencyRefusal, MAX_ADDED_LATENCY,
+        MAX_ATTEMPTS, MAX_BACKOFF_CAP, MAX_MIN_PER_SEC, MAX_REPAIR_TOKENS, Pushback, Refusal, RepairPlan, Reservation,
+        RetryBudget, TaskBudget, TaskBudgetState, TokenLimit, TokenWindow, TokensExhausted, WINDOW_BUCKETS, cost,
+        estimate_tokens, repair_cost,
     };
 }
 
@@ -349,13 +353,14 @@ pub mod ledger {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use toolgate_core::ledger::SCHEMA_VERSION;
     pub use toolgate_core::ledger::{
-        BoxFuture, Claim, ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS,
-        DEFAULT_RETENTION, DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps,
-        Lease, Ledger, LedgerConfig, LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN,
-        ManualClock, Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State,
-        Storage, StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction,
-        Timestamp, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint, key_args_fingerprint,
-        minted_intent_key, new_owner_token, open, open_with, validate_key,
+        ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Approvals, BoxFuture, Claim, ClaimRequest,
+        ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS, DEFAULT_RETENTION, DecisionId,
+        DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps, Lease, Ledger, LedgerConfig,
+        LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock, OpenApproval,
+        Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State, Storage,
+        StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction, Timestamp,
+        Verdict, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint, key_args_fingerprint,
+        minted_intent_key, new_approval_id, new_owner_token, open, open_with, validate_key,
     };
 }
 
@@ -411,7 +416,7 @@ pub use toolgate_mcp as mcp;
 /// ```
 ///
 /// Keys (one of `read_only`, `idempotent`, `writes`, `destructive` is
-/// required; `external` and `keyed` modify it):
+/// required; `external`, `keyed` and `approval` modify it):
 /// - `read_only`: changes nothing (implies `idempotent`; conflicts with
 ///   `writes`, `destructive` and `keyed`);
 /// - `idempotent`: repeating a call has no further effect;
@@ -423,6 +428,8 @@ pub use toolgate_mcp as mcp;
 /// - `keyed`: forwards `ctx.intent_key()` to a downstream that deduplicates
 ///   by it, so the same call may be resent after an unknown outcome; needs a
 ///   `#[ctx] ctx: &Ctx` parameter;
+/// - `approval`: every call waits for a person's approval before it runs,
+///   and runs once after they agree (see [`ApprovalInbox`]);
 /// - `timeout = "10s"`: how long one call may run (a whole number of `ms`,
 ///   `s` or `m`, above zero, at most 24 hours; default: the gate's);
 /// - `name = "..."` (default: the function name), `description = "..."`

@@ -208,3 +208,37 @@ async fn an_unknown_tool_is_named_as_the_model_wrote_it() {
     assert_eq!(span.field("gate.action"), Some("reject"));
     assert_eq!(span.field(semconv::ERROR_TYPE), Some("structural"));
 }
+
+// A call waiting for a person's approval is not an error: its span names
+// the request and has no error type.
+#[tokio::test]
+async fn a_call_waiting_for_approval_names_its_request_and_is_no_error() {
+    let capture = Capture::default();
+    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let gate = Gate::builder(Tools(Arc::new(Crm::default())).into_toolbox())
+        .store("memory:")
+        .approvals(|q: &toolgate::ApprovalQuestion<'_>| {
+            (q.spec.name() == "charge_card").then(|| "every charge".to_owned())
+        })
+        .build()
+        .await
+        .unwrap();
+    let step = gate
+        .task("u1")
+        .handle(call(
+            "call-0",
+            "charge_card",
+            r#"{"customer_id": "cus_1", "amount_cents": 100}"#,
+        ))
+        .await;
+    let Step::AwaitingApproval(waiting) = &step else {
+        panic!("the charge waits: {step:?}")
+    };
+    let spans = capture.closed.lock().unwrap().clone();
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    let span = &spans[0];
+    assert_eq!(span.field("gate.action"), Some("await_approval"));
+    assert_eq!(span.field("gate.approval.id"), Some(waiting.approval_id.as_str()));
+    assert_eq!(span.field(semconv::ERROR_TYPE), None);
+    assert_eq!(span.field("otel.status_code"), None);
+}

@@ -32,20 +32,26 @@ pub struct Budget {
     latency: LatencyBudget,
     tokens: TokenLimit,
     backoff: Backoff,
+    pending_approvals: u32,
 }
 
 impl Default for Budget {
     /// 2 repairs per task, 30 s added latency per task, 50,000 repair tokens
-    /// per user per hour, full-jitter backoff from 100 ms to 20 s.
+    /// per user per hour, full-jitter backoff from 100 ms to 20 s, 3
+    /// approval requests open per task.
     fn default() -> Self {
         Budget {
             attempts: AttemptBudget::default(),
             latency: LatencyBudget::default(),
             tokens: TokenLimit::default(),
             backoff: Backoff::default(),
+            pending_approvals: DEFAULT_PENDING_APPROVALS,
         }
     }
 }
+
+/// Approval requests a task may have open at once by default.
+pub const DEFAULT_PENDING_APPROVALS: u32 = 3;
 
 impl Budget {
     /// Repairs per task: 0 ..= 4 (at most 5 attempts with the first).
@@ -78,6 +84,24 @@ impl Budget {
             tokens: TokenLimit::new(self.tokens.limit(), window)?,
             ..self
         })
+    }
+
+    /// Approval requests of one task that may wait for a person at once:
+    /// 1 ..= 32 (default 3). A call that would make one more fails with
+    /// `approvals_pending`, without a request; the task goes on.
+    pub fn with_pending_approvals(self, limit: u32) -> Result<Self, BudgetError> {
+        if !(1..=32).contains(&limit) {
+            return Err(BudgetError::new("pending_approvals", limit, "1 ..= 32"));
+        }
+        Ok(Budget {
+            pending_approvals: limit,
+            ..self
+        })
+    }
+
+    /// Approval requests of one task that may wait for a person at once.
+    pub fn pending_approvals(&self) -> u32 {
+        self.pending_approvals
     }
 
     /// The backoff between retries (validated by [`Backoff::new`]).

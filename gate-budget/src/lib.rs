@@ -89,7 +89,7 @@ mod tokens;
 mod window;
 
 pub use backoff::{Backoff, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, Jitter, MAX_BACKOFF_CAP, Pushback};
-pub use budget::Budget;
+pub use budget::{Budget, DEFAULT_PENDING_APPROVALS};
 pub use error::BudgetError;
 pub use retry::{MAX_MIN_PER_SEC, RetryBudget};
 pub use task::{

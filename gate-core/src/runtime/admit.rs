@@ -11,6 +11,8 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use toolgate_ledger::ApprovalRecord;
+
 use super::attempt::Attempt;
 use super::gate::Inner;
 use super::identity::{CallIdentity, as_validated, raw_fingerprint};
@@ -39,6 +41,8 @@ pub(super) struct Admitted<'c> {
     /// Computed when first needed: a successful read-only call needs none.
     identity: OnceLock<CallIdentity>,
     derived_key: OnceLock<String>,
+    /// The request a person approved, when the call runs because of it.
+    approved: Option<Box<ApprovalRecord>>,
 }
 
 impl<'c> Admitted<'c> {
@@ -57,9 +61,23 @@ impl<'c> Admitted<'c> {
         self.prepared.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
-    /// Whether the call claims its intent in the ledger before it runs.
+    /// Whether the call claims its intent in the ledger before it runs: a
+    /// side effect, or any approved call (so it runs once, however many
+    /// workers take the decision).
     pub(super) fn claims(&self) -> bool {
-        !self.spec().effects().is_read_only()
+        !self.spec().effects().is_read_only() || self.approved.is_some()
+    }
+
+    /// Runs the call as the person approved it: under the intent key the
+    /// request names.
+    pub(super) fn approve(&mut self, request: Box<ApprovalRecord>) {
+        self.declared_key = Some(request.intent_key.clone());
+        self.approved = Some(request);
+    }
+
+    /// The approved request the call runs under, if any.
+    pub(super) fn approved(&self) -> Option<&ApprovalRecord> {
+        self.approved.as_deref()
     }
 
     /// How long one run may take: the tool's own timeout, or the gate's.
@@ -146,6 +164,7 @@ pub(super) fn admit<'c>(gate: &'c Inner, task: TaskView<'_>, call: &'c ToolCall)
         declared_key: task.intent_key_for(&call.name),
         identity: OnceLock::new(),
         derived_key: OnceLock::new(),
+        approved: None,
     };
     // Rule 3 needs the call's fingerprint only once a call has failed.
     let failed_calls = &task.record.state.failed_calls;

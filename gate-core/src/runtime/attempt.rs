@@ -2,15 +2,15 @@
 //! decided about it.
 //!
 //! Every stage before the decision ends in one of these: the terminal check
-//! and admission in a refusal, the claim in a replay or a stop, the tool's
-//! run in a result or a failure. The decision (`choose`, then `settle`)
+//! and admission in a refusal, approval in a wait or a refusal by a person,
+//! the claim in a replay or a stop, the tool's run in a result or a failure. The decision (`choose`, then `settle`)
 //! reads nothing else about what happened, so it is one type for all of
 //! them, whichever stage ended the call.
 
 use std::time::Duration;
 
 use serde_json::Value;
-use toolgate_ledger::{FailureClass, FailureReason, Lease, LedgerError, State};
+use toolgate_ledger::{ApprovalRecord, FailureClass, FailureReason, Lease, LedgerError, State};
 
 use crate::ToolError;
 
@@ -52,6 +52,12 @@ pub(super) enum Attempt {
         /// How long the failed call took: latency it added to the task.
         elapsed: Duration,
     },
+    /// The call waits for a person's approval; nothing ran. `new`: the
+    /// request is made now (stored with the decision), not found.
+    AwaitingApproval { request: Box<ApprovalRecord>, new: bool },
+    /// A person declined the call (or nobody decided in time): `text` is
+    /// the definitive error the model reads; nothing ran.
+    Declined { text: String, approval_id: String },
     /// The ledger answered before the tool ran; the tool did not run.
     Stopped {
         reason: FailureReason,
@@ -90,6 +96,15 @@ impl Attempt {
     pub(super) fn failed_after(&self) -> Option<Duration> {
         match self {
             Attempt::Failed { elapsed, .. } => Some(*elapsed),
+            _ => None,
+        }
+    }
+
+    /// The approval request the attempt waits on or was declined by.
+    pub(super) fn approval_id(&self) -> Option<&str> {
+        match self {
+            Attempt::AwaitingApproval { request, .. } => Some(&request.id),
+            Attempt::Declined { approval_id, .. } => Some(approval_id),
             _ => None,
         }
     }

@@ -15,6 +15,7 @@ use toolgate_ledger::{LedgerError, Storage};
 use toolgate_sanitize::Sanitizer;
 use toolgate_validate::Validator;
 
+use super::approval::{ApprovalPolicy, ApprovalSettings, DEFAULT_APPROVAL_EXPIRY, MAX_APPROVAL_EXPIRY};
 use super::budget::{Budget, RetryBudget};
 use super::gate::{Gate, Inner};
 use super::log::DecisionSink;
@@ -91,6 +92,8 @@ pub struct GateBuilder {
     tool_timeout: Duration,
     sinks: Vec<Arc<dyn DecisionSink>>,
     seed: Option<u64>,
+    approval_policy: Option<Arc<dyn ApprovalPolicy>>,
+    approval_expiry: Duration,
     #[cfg(feature = "otel")]
     meter: Option<opentelemetry::metrics::Meter>,
 }
@@ -112,6 +115,8 @@ impl Gate {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             sinks: Vec::new(),
             seed: None,
+            approval_policy: None,
+            approval_expiry: DEFAULT_APPROVAL_EXPIRY,
             #[cfg(feature = "otel")]
             meter: None,
         }
@@ -237,6 +242,38 @@ impl GateBuilder {
         self
     }
 
+    /// Asks `policy` about every valid call whether a person must agree
+    /// before it runs (beside the tools declared `approval`, whose calls
+    /// always wait). A call that needs one is stored as a request and does
+    /// not run until a person approves it (`gate.approvals()`, or `gate
+    /// approvals approve ID`); then it runs once.
+    ///
+    /// ```no_run
+    /// # async fn demo(tools: toolgate_core::Toolbox) {
+    /// use toolgate_core::{ApprovalQuestion, Gate};
+    /// let gate = Gate::builder(tools)
+    ///     .approvals(|q: &ApprovalQuestion<'_>| {
+    ///         let cents = q.arguments["amount_cents"].as_u64().unwrap_or(0);
+    ///         (q.spec.name() == "charge_card" && cents > 100_000)
+    ///             .then(|| format!("a charge of {cents} cents is above 1000.00"))
+    ///     })
+    ///     .build()
+    ///     .await;
+    /// # }
+    /// ```
+    pub fn approvals(mut self, policy: impl ApprovalPolicy) -> Self {
+        self.approval_policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// How long an approval request waits for a decision before it expires
+    /// (and the call with it): default 24 hours ([`DEFAULT_APPROVAL_EXPIRY`]),
+    /// more than zero and at most 30 days.
+    pub fn approval_expiry(mut self, expiry: Duration) -> Self {
+        self.approval_expiry = expiry;
+        self
+    }
+
     /// Compiles every tool's validator and opens the store.
     pub async fn build(self) -> Result<Gate, GateError> {
         if self.store_patience > MAX_STORE_PATIENCE {
@@ -245,6 +282,16 @@ impl GateBuilder {
                 format!(
                     "store patience {:?} is out of range: at most 10 minutes",
                     self.store_patience
+                ),
+                None,
+            ));
+        }
+        if self.approval_expiry.is_zero() || self.approval_expiry > MAX_APPROVAL_EXPIRY {
+            return Err(GateError::new(
+                Kind::InvalidSetting,
+                format!(
+                    "approval expiry {:?} is out of range: more than zero and at most 30 days",
+                    self.approval_expiry
                 ),
                 None,
             ));
@@ -304,6 +351,10 @@ impl GateBuilder {
                 Some(seed) => StdRng::seed_from_u64(seed),
                 None => StdRng::from_os_rng(),
             }),
+            approvals: ApprovalSettings {
+                policy: self.approval_policy,
+                expiry: self.approval_expiry,
+            },
             successes,
             #[cfg(feature = "otel")]
             metrics,

@@ -122,6 +122,14 @@ fn wanted(gate: &Inner, task: TaskView<'_>, case: &Case<'_, '_>) -> Choice {
         Attempt::Returned { .. } => return Choice::fixed(Decision::Return, None),
         Attempt::NotRecorded { .. } => return Choice::fixed(Decision::Fail(FailureReason::OutcomeNotRecorded), None),
         Attempt::Stopped { reason, class, .. } => return Choice::fixed(Decision::Fail(*reason), *class),
+        Attempt::AwaitingApproval { .. } => return Choice::fixed(Decision::AwaitApproval, None),
+        // A person's refusal is the call's definitive answer.
+        Attempt::Declined { text, .. } => {
+            return Choice {
+                error_text: Some(text.clone()),
+                ..Choice::fixed(Decision::Return, Some(FailureClass::Definitive))
+            };
+        }
         Attempt::Refused {
             message,
             call_fp,

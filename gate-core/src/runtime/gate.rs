@@ -14,6 +14,7 @@ use toolgate_ledger::{LedgerError, Storage};
 use toolgate_sanitize::Sanitizer;
 use toolgate_validate::Validator;
 
+use super::approval::ApprovalSettings;
 use super::budget::{Budget, RetryBudget};
 use super::log::DecisionSink;
 use super::writer::SuccessWriter;
@@ -43,6 +44,8 @@ pub(super) struct Inner {
     pub(super) tool_timeout: Duration,
     pub(super) sinks: Vec<Arc<dyn DecisionSink>>,
     pub(super) rng: Mutex<StdRng>,
+    /// Who decides whether a call needs a person, and how long one may take.
+    pub(super) approvals: ApprovalSettings,
     /// Where the records of successful read-only calls wait for their batch.
     pub(super) successes: SuccessWriter,
     /// The counters every decision adds to.

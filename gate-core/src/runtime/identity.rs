@@ -22,6 +22,8 @@ use super::step::ToolCall;
 pub(super) struct CallIdentity {
     /// The arguments as a value.
     pub(super) args: Value,
+    /// The arguments' canonical JSON (sorted keys, no whitespace).
+    pub(super) canonical: String,
     /// The tool and its canonical arguments, hashed.
     pub(super) call_fp: String,
     /// The key arguments (all of them when the tool names none), hashed as
@@ -43,7 +45,12 @@ impl CallIdentity {
             let names: Vec<&str> = key_args.iter().map(String::as_str).collect();
             toolgate_ledger::key_args_fingerprint(&args, &names)
         };
-        CallIdentity { args, call_fp, key_fp }
+        CallIdentity {
+            args,
+            canonical,
+            call_fp,
+            key_fp,
+        }
     }
 
     /// The key the call of `tool` in `task_id` carries without a declared intent.

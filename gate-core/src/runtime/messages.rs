@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use toolgate_ledger::{Ambiguity, FailureReason, FailureReport};
+use toolgate_ledger::{Ambiguity, FailureReason, FailureReport, Timestamp};
 
 use crate::ToolError;
 
@@ -58,6 +58,35 @@ pub(super) fn correction(
     }
 }
 
+/// Why a call of a tool declared `approval` waits for a person (the person
+/// deciding reads it).
+pub(super) fn approval_required(tool: &str) -> String {
+    format!("`{tool}` is declared to need a person's approval for every call")
+}
+
+/// What the model is told while a call waits for a person: it has not run,
+/// a person was asked, and the same call must not be sent again.
+pub(super) fn awaiting_approval(tool: &str, approval_id: &str, expires_at: Timestamp) -> String {
+    format!(
+        "NOT RUN YET. `{tool}` needs a person's approval: a person has been asked (request {approval_id}, open until {}). The call has not run. Do not call `{tool}` again with the same arguments; go on with what does not depend on it, or tell the user it awaits approval.",
+        expires_at.utc()
+    )
+}
+
+/// The definitive result of a call a person declined. `reason` is the
+/// person's text (sanitized with the rest).
+pub(super) fn declined(tool: &str, reason: &str) -> String {
+    format!("a person declined: {reason}. `{tool}` did not run and will not run with these arguments.")
+}
+
+/// The definitive result of a call nobody decided about in time.
+pub(super) fn approval_expired(tool: &str, expires_at: Timestamp) -> String {
+    format!(
+        "no decision before {}: `{tool}` did not run and will not run with these arguments.",
+        expires_at.utc()
+    )
+}
+
 /// What an internal retry records (the model never sees it).
 pub(super) fn internal_retry(tool: &str, error: &str, delay: Duration) -> String {
     format!(
@@ -87,6 +116,9 @@ pub(super) fn fail(tool: &str, reason: FailureReason, intent_key: Option<&str>) 
         }
         FailureReason::NotActionable | FailureReason::RejectionCap => format!(
             "STOP. Calls to `{tool}` kept failing validation. Do not call it again in this task; tell the user what you were trying to do."
+        ),
+        FailureReason::ApprovalsPending => format!(
+            "STOP. `{tool}` needs a person's approval and this task already has as many approval requests waiting as it may. This call did not run and no request was made. Do not call tools that need approval until the waiting requests are decided; tell the user what is waiting."
         ),
         FailureReason::TaskFailed => "STOP. This task has been handed to a person and runs nothing more until they resolve it. Do not call any tool; tell the user a person will follow up.".to_owned(),
         FailureReason::AttemptBudget
@@ -156,6 +188,9 @@ pub(super) fn next_check(
         FailureReason::TaskFailed => {
             format!("The task had already failed; see its report in `gate reconcile list`.{reopen}")
         }
+        FailureReason::ApprovalsPending => format!(
+            "Decide the task's waiting requests (`gate approvals list --task {task_id}`); the task did not fail and goes on."
+        ),
         // A reason the vocabulary gains, until it has a check of its own (a
         // test holds every reason to one).
         _ => unfamiliar_check(reason, tool, &reopen),

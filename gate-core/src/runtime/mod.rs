@@ -17,7 +17,8 @@
 //! admit       resolve the tool, check its scopes, validate and parse the
 //!             arguments, refuse a repeated failed call (rule 3)           admit.rs
 //!   ┆ guard     (seam) is the call steered by a third party's text?
-//!   ┆ approval  (seam) has a person agreed, where one must?
+//! approval    where a person must agree: store the request, or wait on
+//!             it, or run what was approved, or answer a refusal          approval.rs
 //! claim       a side effect's intent with its dispatch, one commit        claim.rs
 //! run         the tool, with its context, panics contained, timed out     run.rs
 //! classify    a failure's class                                           class.rs
@@ -28,20 +29,20 @@
 //! ```
 //!
 //! Each stage before the decision ends in an `Attempt`:
-//! a refusal, a replay, a stop, a result or a failure. An internal retry
-//! goes round again from the claim, after the pause the decision set; the
-//! gate's retry budget pays for it there, once it is recorded.
+//! a refusal, a wait for a person, a replay, a stop, a result or a failure.
+//! An internal retry goes round again from the claim, after the pause the
+//! decision set; the gate's retry budget pays for it there, once it is
+//! recorded.
 //!
-//! The two seams are where the next stages go, in that order, between
-//! admission and the claim: the information-flow guard (labels and data
-//! flow decide whether a call may run, needs a person, or is refused) and
-//! approval (a call that needs a person is stored as a request and does not
-//! run until one agrees). Both take the view and the admitted call, as
-//! admission does, and end a call the way it does, with an attempt the
-//! decision settles.
+//! The seam is where the next stage goes, between admission and approval:
+//! the information-flow guard (labels and data flow decide whether a call
+//! may run, needs a person, or is refused). It takes the view and the
+//! admitted call, as admission and approval do, and ends a call the way
+//! they do, with an attempt the decision settles; "needs a person" goes
+//! through approval.
 //!
 //! Beside the stages: `gate` (the shared part), `builder` (settings and
-//! [`GateError`]), `view` (the task as stages read it), `identity` (a
+//! [`GateError`]), `inbox` ([`ApprovalInbox`], where people decide), `view` (the task as stages read it), `identity` (a
 //! call's fingerprints and derived key, computed when needed), `policy`
 //! ([`decide`]: the decision table and the ledger state it implies),
 //! `budget` (the budgets as the runtime asks them), `persist` (store writes
@@ -52,6 +53,7 @@
 //! (the background writer of quiet successes' records).
 
 mod admit;
+mod approval;
 mod attempt;
 mod budget;
 mod builder;
@@ -60,6 +62,7 @@ mod claim;
 mod class;
 mod gate;
 mod identity;
+mod inbox;
 mod log;
 mod messages;
 mod persist;
@@ -75,6 +78,7 @@ mod usage;
 mod view;
 mod writer;
 
+pub use approval::{ApprovalPolicy, ApprovalQuestion, DEFAULT_APPROVAL_EXPIRY, MAX_APPROVAL_EXPIRY};
 pub use budget::{Budget, RetryBudget};
 pub use builder::{
     DEFAULT_RESULT_CAP, DEFAULT_STORE, DEFAULT_STORE_PATIENCE, DEFAULT_TOOL_TIMEOUT, GateBuilder, GateError,
@@ -83,8 +87,9 @@ pub use builder::{
 pub use class::classify;
 pub use gate::Gate;
 pub(crate) use identity::{as_validated, derived_key};
+pub use inbox::ApprovalInbox;
 pub use log::{DecisionSink, JsonLinesSink};
 pub use policy::{BudgetVerdict, Decision, History, Situation, decide, ledger_state};
-pub use step::{Feedback, Step, ToolCall, ToolOutput};
+pub use step::{Feedback, PendingApproval, Step, ToolCall, ToolOutput};
 pub use task::Task;
 pub use toolgate_ledger::{Action, Ambiguity, FailureClass, FailureReason, FailureReport};

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use toolgate_budget::{Reservation, TokenLimit, TokensExhausted};
-use toolgate_ledger::{DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
+use toolgate_ledger::{ApprovalRecord, DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
 
 const FIRST_DELAY: Duration = Duration::from_millis(5);
 const MAX_DELAY: Duration = Duration::from_millis(500);
@@ -92,6 +92,10 @@ pub(super) trait Writes {
     fn decision(&self) -> Option<&DecisionRecord>;
     /// How the intent the decided call held ended, if it held one.
     fn intent(&self) -> Option<(&Lease, &Finish)>;
+    /// The approval request the decision makes, if it makes one.
+    fn approval(&self) -> Option<&ApprovalRecord> {
+        None
+    }
 }
 
 /// Tokens a repair needs from the user's window.
@@ -158,7 +162,7 @@ where
     let mut prebuilt = None;
     if tokens.is_none() {
         let writes = build(None);
-        if writes.task().is_none() && writes.intent().is_none() && earlier.is_empty() {
+        if writes.task().is_none() && writes.intent().is_none() && writes.approval().is_none() && earlier.is_empty() {
             // Nothing but a record (a plain success): one statement, as
             // without task state; its id makes sending it again harmless.
             return match writes.decision() {
@@ -216,6 +220,11 @@ where
         },
         None => None,
     };
+    // After the task: an earlier send that landed unseen is recognised by
+    // the task write, before the request's id would collide with its own.
+    if let Some(request) = writes.approval() {
+        tx.insert_approval(request).await?;
+    }
     if let Some(record) = writes.decision() {
         tx.append_decision(record).await?;
     }

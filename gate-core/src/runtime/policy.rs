@@ -125,6 +125,10 @@ pub enum Decision {
     RetryInternally,
     /// Stop the task with a report.
     Fail(FailureReason),
+    /// The call waits for a person's approval; nothing runs until one
+    /// agrees. Never [`decide`]'s answer (a failure is not a reason to ask
+    /// a person): the approval stage takes it before the call runs.
+    AwaitApproval,
 }
 
 impl Decision {
@@ -136,6 +140,7 @@ impl Decision {
             Decision::RetryWithCorrection(_) => Action::RetryWithCorrection,
             Decision::RetryInternally => Action::RetryInternally,
             Decision::Fail(_) => Action::Fail,
+            Decision::AwaitApproval => Action::AwaitApproval,
         }
     }
 

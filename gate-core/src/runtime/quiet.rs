@@ -105,6 +105,7 @@ fn quiet_success(
         step: Step::Return(out),
         resend_after: None,
         intent: None,
+        approval: None,
     }
 }
 
@@ -153,6 +154,7 @@ mod tests {
                 logged_latency_ms: if on(6) == on(10) { 7 } else { 0 },
                 // With the rejection count, as a rejection sets both.
                 repair_turn_pending: on(0),
+                approvals: Vec::new(),
             };
             // A declared intent gives the record a key.
             states.push((state.clone(), false));

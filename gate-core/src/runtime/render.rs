@@ -131,6 +131,8 @@ pub(super) fn failure_report(
             failure.ledger_state,
         ),
         Attempt::Stopped { error, state, .. } => (error.clone(), None, *state),
+        Attempt::AwaitingApproval { request, .. } => (format!("waits for approval {}", request.id), None, None),
+        Attempt::Declined { text, .. } => (text.clone(), None, None),
     };
     let (reason, intent_key, budget) = (failure.reason, failure.intent_key, failure.budget);
     FailureReport {

@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::json;
 use toolgate_budget::{Refusal, Reservation, TaskBudget, TokensExhausted, estimate_tokens};
 use toolgate_ledger::{
-    Action, DecisionId, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease, State, TaskRecord,
-    TaskState, Timestamp, new_owner_token,
+    Action, ApprovalRecord, DecisionId, DecisionRecord, FailureClass, FailureReason, FailureReport, Finish, Lease,
+    OpenApproval, State, TaskRecord, TaskState, Timestamp, new_owner_token,
 };
 
 use super::admit::Admitted;
@@ -33,7 +33,7 @@ use super::messages;
 use super::persist::{self, Committed, TokenRequest, Writes, finish_alone};
 use super::policy::{Decision, ledger_state};
 use super::render::{self, Failure};
-use super::step::{Feedback, Step, ToolCall, ToolOutput};
+use super::step::{Feedback, PendingApproval, Step, ToolCall, ToolOutput};
 use super::view::TaskView;
 use crate::Effects;
 
@@ -52,6 +52,8 @@ pub(super) struct Settled {
     pub(super) resend_after: Option<Duration>,
     /// How the intent the call held ended, committed with the decision.
     pub(super) intent: Option<Box<(Lease, Finish)>>,
+    /// The approval request the decision makes, stored with it.
+    pub(super) approval: Option<Box<ApprovalRecord>>,
 }
 
 impl Writes for Settled {
@@ -63,6 +65,9 @@ impl Writes for Settled {
     }
     fn intent(&self) -> Option<(&Lease, &Finish)> {
         self.intent.as_deref().map(|(lease, finish)| (lease, finish))
+    }
+    fn approval(&self) -> Option<&ApprovalRecord> {
+        self.approval.as_deref()
     }
 }
 
@@ -138,6 +143,7 @@ pub(super) fn settle(
     // The state is copied, the rest of the record only if the task changed.
     let mut state = task.record.state.clone();
     let (step, failure, resend_after) = settling.carry_out(&mut state);
+    mark_delivered(case, &mut state);
     if let Some(r) = reservation.filter(|r| r.tokens > 0) {
         state.pending_tokens.push(r);
     }
@@ -145,6 +151,15 @@ pub(super) fn settle(
     let record = settling.record(&step, &mut state);
     let intent = intent_finish(&case.attempt, choice, settling.failed_state);
     let context_tokens = state.context_tokens;
+    let approval = match (&case.attempt, &step) {
+        (Attempt::AwaitingApproval { request, new: true }, Step::AwaitingApproval(_)) => {
+            Some(Box::new(ApprovalRecord {
+                call_id: case.call.id.clone(),
+                ..ApprovalRecord::clone(request)
+            }))
+        }
+        _ => None,
+    };
     Settled {
         task: task_write(task.record, state, failure, stamp.writer),
         context_tokens,
@@ -152,6 +167,21 @@ pub(super) fn settle(
         step,
         resend_after,
         intent,
+        approval,
+    }
+}
+
+/// A decided request reaches the task when the call it approved runs, or
+/// its refusal is given as the call's result: the task stops offering it
+/// (`Task::take_decided`), and keeps it for the identical call.
+fn mark_delivered(case: &Case<'_, '_>, state: &mut TaskState) {
+    let delivered = match (&case.attempt, case.admitted.and_then(Admitted::approved)) {
+        (Attempt::Declined { approval_id, .. }, _) => approval_id.as_str(),
+        (_, Some(request)) => request.id.as_str(),
+        _ => return,
+    };
+    for made in state.approvals.iter_mut().filter(|o| o.id == delivered) {
+        made.delivered = true;
     }
 }
 
@@ -237,6 +267,14 @@ impl Settling<'_, '_> {
                 return (step, None, Some(delay));
             }
             Decision::Return => Step::Return(self.returned(state)),
+            Decision::AwaitApproval => match attempt {
+                Attempt::AwaitingApproval { request, new } => self.awaiting(state, request, *new),
+                // Only a waiting call is decided so; anything else is gate's bug.
+                _ => {
+                    let report = self.failure_report(FailureReason::Internal);
+                    return (Step::Fail(Box::new(report)), None, None);
+                }
+            },
             Decision::Fail(reason) => {
                 let report = self.failure_report(reason);
                 let ends_task = reason.ends_task().then(|| report.clone());
@@ -279,6 +317,29 @@ impl Settling<'_, '_> {
         );
         grow_context(state, &out.text);
         out
+    }
+
+    /// What the model reads of a call that waits for a person; a new
+    /// request joins the task's, found by the identical call from now on.
+    fn awaiting(&self, state: &mut TaskState, request: &ApprovalRecord, new: bool) -> Step {
+        let call = self.case.call;
+        if new {
+            state.approvals.push(OpenApproval {
+                id: request.id.clone(),
+                call_fp: call_fp(self.case),
+                delivered: false,
+            });
+        }
+        let text = messages::awaiting_approval(&request.tool, &request.id, request.expires_at);
+        let text = render::for_model(&self.gate.sanitizer, &text);
+        grow_context(state, &text);
+        Step::AwaitingApproval(PendingApproval {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            approval_id: request.id.clone(),
+            expires_at: request.expires_at,
+            text,
+        })
     }
 
     /// The Fail step's report.
@@ -416,7 +477,8 @@ fn call_fp(case: &Case<'_, '_>) -> String {
 /// decisions stand, and the task keeps them in memory until a later write
 /// stores them. The intent's finish is sent once on its own: a success it
 /// records is returned, a success it cannot record fails as "outcome not
-/// recorded", with the value, so a person can record it.
+/// recorded", with the value, so a person can record it. A new approval
+/// request that was not stored fails as "store unavailable".
 pub(super) async fn unrecorded(gate: &Inner, task: TaskView<'_>, case: Case<'_, '_>, store_error: &str) -> Settled {
     let store = &*gate.store;
     let attempt = match case.attempt {
@@ -440,6 +502,9 @@ pub(super) async fn unrecorded(gate: &Inner, task: TaskView<'_>, case: Case<'_, 
                 }
             }
         }
+        // A request the store did not take asks nobody: telling the model a
+        // person was asked would be untrue.
+        Attempt::AwaitingApproval { new: true, .. } => Attempt::StoreDown(store_error.to_owned()),
         other => other,
     };
     let case = Case { attempt, ..case };
@@ -491,6 +556,7 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         logged_repair_tokens,
         logged_latency_ms,
         repair_turn_pending,
+        approvals,
     } = new;
     old.rejections != *rejections
         || old.episode_rejections != *episode_rejections
@@ -501,6 +567,7 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         || old.logged_repair_tokens != *logged_repair_tokens
         || old.logged_latency_ms != *logged_latency_ms
         || old.repair_turn_pending != *repair_turn_pending
+        || old.approvals != *approvals
 }
 
 /// Rule 3's memory: the call that failed, once.

@@ -1,18 +1,18 @@
-//! A call in, a step out: the provider-neutral call and the four outcomes.
+//! A call in, a step out: the provider-neutral call and the five outcomes.
 //!
 //! Every [`Step`] carries exactly the (sanitized) text the model will see and
 //! renders to each provider's tool-result message, so an agent loop never has
 //! to build error messages itself.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolgate_ledger::{Action, FailureClass, FailureReport};
+use toolgate_ledger::{Action, FailureClass, FailureReport, Timestamp};
 
 use crate::Dialect;
 use crate::provider::{self, Provider, ProviderError};
 
 /// A tool call as a model made it: provider-neutral.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's id of the call.
     pub id: String,
@@ -91,6 +91,22 @@ pub struct Feedback {
     pub text: String,
 }
 
+/// A call that waits for a person's approval: it has not run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The call this answers (for now: the call has not run).
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The request a person decides (`gate approvals approve ID`).
+    pub approval_id: String,
+    /// When the request expires without a decision.
+    pub expires_at: Timestamp,
+    /// The sanitized text the model sees: the call has not run, a person
+    /// was asked, do not call it again with the same arguments.
+    pub text: String,
+}
+
 /// What the runtime decided about one call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
@@ -104,6 +120,10 @@ pub enum Step {
     Retry(Feedback),
     /// The task must stop; the report says what a human needs to know.
     Fail(Box<FailureReport>),
+    /// The call waits for a person's approval and has not run; the decided
+    /// call comes back through [`Task::take_decided`](super::Task::take_decided)
+    /// or as the identical call's result once decided.
+    AwaitingApproval(PendingApproval),
 }
 
 impl Step {
@@ -113,6 +133,7 @@ impl Step {
             Step::Return(out) => &out.text,
             Step::Reject(f) | Step::Retry(f) => &f.text,
             Step::Fail(report) => &report.model_text,
+            Step::AwaitingApproval(p) => &p.text,
         }
     }
 
@@ -122,6 +143,7 @@ impl Step {
             Step::Return(out) => &out.call_id,
             Step::Reject(f) | Step::Retry(f) => &f.call_id,
             Step::Fail(report) => &report.call_id,
+            Step::AwaitingApproval(p) => &p.call_id,
         }
     }
 
@@ -132,6 +154,7 @@ impl Step {
             Step::Return(out) => &out.tool,
             Step::Reject(f) | Step::Retry(f) => &f.tool,
             Step::Fail(report) => &report.tool,
+            Step::AwaitingApproval(p) => &p.tool,
         }
     }
 
@@ -144,13 +167,16 @@ impl Step {
             Step::Return(_) => None,
             Step::Reject(f) | Step::Retry(f) => Some(f.class),
             Step::Fail(report) => report.class,
+            Step::AwaitingApproval(_) => None,
         }
     }
 
-    /// Whether the provider's error flag should be set.
+    /// Whether the provider's error flag should be set: a waiting call is
+    /// not an error (nothing failed; its text says it has not run).
     pub fn is_error(&self) -> bool {
         match self {
             Step::Return(out) => out.is_error,
+            Step::AwaitingApproval(_) => false,
             _ => true,
         }
     }
@@ -165,6 +191,7 @@ impl Step {
             Step::Reject(_) => Action::Reject,
             Step::Retry(_) => Action::RetryWithCorrection,
             Step::Fail(_) => Action::Fail,
+            Step::AwaitingApproval(_) => Action::AwaitApproval,
         }
     }
 

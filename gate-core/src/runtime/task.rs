@@ -11,10 +11,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate_ledger::{FailureReport, LedgerError, TaskRecord, new_owner_token};
+use toolgate_ledger::{ApprovalStatus, FailureReport, LedgerError, TaskRecord, new_owner_token};
 use tracing::{Instrument, Span};
 
 use super::admit::admit;
+use super::approval;
 use super::attempt::Attempt;
 use super::choose::{Case, choose};
 use super::claim::claim;
@@ -314,6 +315,39 @@ impl Task {
         }
     }
 
+    /// A step for every approval request of the task decided since it last
+    /// asked: an approved call runs now (in this worker, once: the ledger
+    /// holds it under the request's intent key) and its step answers the
+    /// original call id; a denied or expired one is its definitive error
+    /// ("a person declined: REASON", "no decision before EXPIRY"). Requests
+    /// still pending are left for later. An agent loop calls it when it
+    /// resumes a task that waited.
+    pub async fn take_decided(&mut self) -> Result<Vec<Step>, LedgerError> {
+        self.load().await?;
+        let gate = self.gate.clone();
+        let inner = gate.inner();
+        let undelivered: Vec<String> = (self.stored.state.approvals.iter())
+            .filter(|made| !made.delivered)
+            .map(|made| made.id.clone())
+            .collect();
+        let mut steps = Vec::new();
+        for id in undelivered {
+            let stored = persist::retrying(inner.store_patience, "load an approval request", || {
+                inner.store.load_approval(&id)
+            })
+            .await?;
+            let Some(request) = stored else { continue };
+            if request.status_at(inner.store.now()) == ApprovalStatus::Pending {
+                continue;
+            }
+            // The call exactly as it was asked for: the approval stage finds
+            // its request by it.
+            let call = ToolCall::new(request.call_id, request.tool, request.arguments);
+            steps.push(self.handle(call).await);
+        }
+        Ok(steps)
+    }
+
     /// Handles one tool call: the returned step says what the model sees
     /// next. See the `runtime` module docs for the pipeline.
     pub async fn handle(&mut self, call: ToolCall) -> Step {
@@ -330,7 +364,7 @@ impl Task {
     async fn pipeline(&mut self, call: &Arc<ToolCall>, span: &Span) -> Step {
         let gate = self.gate.clone();
         let inner = gate.inner();
-        let admitted = match self.running(call).await.and_then(|()| admit(inner, self.view(), call)) {
+        let mut admitted = match self.running(call).await.and_then(|()| admit(inner, self.view(), call)) {
             Ok(admitted) => admitted,
             Err(refused) => {
                 let case = Case {
@@ -342,11 +376,34 @@ impl Task {
                 return self.conclude(case, span).await.step;
             }
         };
-        // Seams: the information-flow guard (is this call steered by text
-        // from a third party?) is asked here, after admission, and approval
-        // (has a person agreed?) after it, before the claim; each a file
-        // taking the view and the admitted call, like the stages around it.
+        // Seam: the information-flow guard (is this call steered by text
+        // from a third party?) is asked here, after admission and before
+        // approval, a file taking the view and the admitted call like the
+        // stages around it.
         //
+        // Approval: has a person agreed, where one must? Boxed, as every
+        // wait a call rarely makes.
+        if approval::concerns(inner, self.view(), &admitted) {
+            match Box::pin(approval::approval(inner, self.view(), &call.id, &admitted)).await {
+                Ok(None) => {}
+                Ok(Some(request)) => {
+                    trace::record_approval(span, &request.id);
+                    admitted.approve(request);
+                }
+                Err(ended) => {
+                    if let Some(id) = ended.approval_id() {
+                        trace::record_approval(span, id);
+                    }
+                    let case = Case {
+                        call,
+                        admitted: Some(&admitted),
+                        attempt: ended,
+                        attempt_no: 1,
+                    };
+                    return self.conclude(case, span).await.step;
+                }
+            }
+        }
         // A first attempt earns the resends the retry budget allows.
         if let Some(retries) = &inner.retry_budget {
             retries.deposit();

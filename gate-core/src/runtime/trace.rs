@@ -29,12 +29,14 @@
 //! | `gate.intent_key` | the intent key the call ran under, when it had one |
 //! | `gate.attempt` | the attempt of the call the decision was about (an internal retry is attempt 2, …) |
 //! | `gate.repair_tokens` | the tokens that decision spent on repair |
+//! | `gate.approval.id` | the approval request the call waits on, was declined by, or runs under |
 //!
 //! The names under `gen_ai.` and `error.type` are the conventions' (a test
 //! holds them to the `opentelemetry-semantic-conventions` crate's
-//! constants); `gate.` is gate's own namespace. The information-flow guard's
-//! verdict and the approval id will be fields of the same span once those
-//! stages exist; they do not yet.
+//! constants); `gate.` is gate's own namespace. A call that waits for a
+//! person's approval is not an error: its span has no `error.type`. The
+//! information-flow guard's verdict will be a field of the same span once
+//! that stage exists; it does not yet.
 //!
 //! Without a subscriber, or with one that leaves `gate::call` at `INFO`
 //! out, the span is disabled and the call pays for nothing: its name is
@@ -51,7 +53,9 @@
 //! | `gate.decisions` | `{decision}` | `gate.action`, and `gate.failure.class` when the call failed |
 //! | `gate.repair.tokens` | `{token}` | `gate.action` |
 //!
-//! Approvals will be counted once approval exists; it does not yet.
+//! A call that waits for a person counts as a decision with `gate.action`
+//! `await_approval` (once per call that waits, the identical call asking
+//! again included).
 
 use toolgate_ledger::{Action, DecisionRecord, FailureClass, FailureReason};
 use tracing::Span;
@@ -79,6 +83,7 @@ pub(super) fn call_span(call: &ToolCall) -> Span {
         gate.intent_key = Empty,
         gate.attempt = Empty,
         gate.repair_tokens = Empty,
+        gate.approval.id = Empty,
     );
     // The conventions' name holds the tool's, which a static span name
     // cannot: formatted only for a span someone reads.
@@ -111,12 +116,21 @@ pub(super) fn record_decision(span: &Span, record: &DecisionRecord) {
     }
 }
 
+/// Names on the call's span the approval request the call waits on, was
+/// declined by, or runs under.
+pub(super) fn record_approval(span: &Span, approval_id: &str) {
+    if !span.is_disabled() {
+        span.record("gate.approval.id", approval_id);
+    }
+}
+
 /// The low-cardinality name of what went wrong, when something did: the
 /// failure class, else the reason the task failed (a task that had already
 /// failed, a store that could not be reached), else the action for a call
-/// that was not answered with a result.
+/// that was not answered with a result (a call waiting for a person is not
+/// an error).
 fn error_type(record: &DecisionRecord) -> Option<&'static str> {
-    let answered = matches!(record.action, Action::Return | Action::Replay);
+    let answered = matches!(record.action, Action::Return | Action::Replay | Action::AwaitApproval);
     record
         .class
         .map(FailureClass::as_str)
