@@ -49,6 +49,7 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::write_out(format_args!($($arg)*)) };
 }
 
+mod approvals;
 mod check;
 mod choice;
 mod completions;
@@ -137,6 +138,18 @@ enum Command {
 KEY is an intent key and TASK a task id, as `gate reconcile list` shows them."
     )]
     Reconcile(reconcile::Command),
+    /// Calls that wait for a person's approval: list, show, approve, deny.
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  gate approvals list
+  gate approvals show ID
+  gate approvals approve ID --by alice
+  gate approvals deny ID --reason 'the customer disputes it' --by alice
+
+ID is a request id, as `gate approvals list` shows it."
+    )]
+    Approvals(approvals::Command),
     /// Summarize the decision log of a store.
     Report(report::Args),
     /// Print a shell completion script (bash, zsh or fish).
@@ -219,6 +232,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Cost(args) => cost::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Reconcile(command) => reconcile::run(command),
+        Command::Approvals(command) => approvals::run(command),
         Command::Report(args) => report::run(args),
         Command::Completions(args) => completions::run(args),
     };

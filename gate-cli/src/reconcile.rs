@@ -251,7 +251,7 @@ fn task_row(t: &TaskRecord) -> Vec<String> {
 
 /// Left-aligned columns, each as wide as its widest cell (the last one is not
 /// padded). Cells are made [`plain`] first.
-fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+pub(crate) fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
     let rows: Vec<Vec<String>> = std::iter::once(headers.iter().map(|h| (*h).to_owned()).collect())
         .chain(rows)
         .map(|row: Vec<String>| row.iter().map(|c| plain(c)).collect())
@@ -285,7 +285,7 @@ fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
 /// `s` safe to print on a terminal: names come from the model and errors
 /// from tools, so line breaks become spaces and other control characters
 /// (escape sequences) become U+FFFD.
-fn plain(s: &str) -> String {
+pub(crate) fn plain(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             '\n' | '\r' | '\t' => ' ',

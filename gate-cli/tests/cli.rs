@@ -1286,3 +1286,108 @@ mod hostile_input {
         }
     }
 }
+
+// A request left by a task: listed, shown with its arguments in full,
+// approved once (a second decision is refused and says why), and the
+// decision is what the task then runs.
+#[test]
+fn approvals_are_listed_shown_and_decided_once() {
+    let dir = scratch("approvals");
+    let store = format!("sqlite:{}", dir.join("gate.db").display());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let wire =
+        |id: &str, iban: &str| toolgate::ToolCall::new(id, "wire_money", serde_json::json!({"iban": iban}).to_string());
+    let ids: Vec<String> = rt.block_on(async {
+        let gate = support::gate_asking_for_approval(&store).await;
+        let mut task = gate.task_with_id("u1", "t-wire");
+        let mut ids = Vec::new();
+        for (n, iban) in ["DE89370400440532013000", "FR1420041010050500013M02606"]
+            .into_iter()
+            .enumerate()
+        {
+            match task.handle(wire(&format!("w{n}"), iban)).await {
+                toolgate::Step::AwaitingApproval(waiting) => ids.push(waiting.approval_id),
+                other => panic!("{other:?}"),
+            }
+        }
+        ids
+    });
+    let out = gate(&["approvals", "list", "--store", &store], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed.contains(&ids[0]) && listed.contains(&ids[1]) && listed.contains("wire_money"),
+        "{listed}"
+    );
+    let out = gate(&["approvals", "show", &ids[0], "--store", &store], None);
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("\"iban\": \"DE89370400440532013000\"") && shown.contains("t-wire") && shown.contains("pending"),
+        "{shown}"
+    );
+    let out = gate(
+        &["approvals", "approve", &ids[0], "--by", "alice", "--store", &store],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let decided: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (decided["status"].as_str(), decided["decided_by"].as_str()),
+        (Some("approved"), Some("alice"))
+    );
+    let again = gate(
+        &[
+            "approvals",
+            "deny",
+            &ids[0],
+            "--reason",
+            "no",
+            "--by",
+            "bob",
+            "--store",
+            &store,
+        ],
+        None,
+    );
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("already approved by alice"),
+        "{}",
+        stderr(&again)
+    );
+    let no_reason = gate(
+        &[
+            "approvals",
+            "deny",
+            &ids[1],
+            "--reason",
+            " ",
+            "--by",
+            "bob",
+            "--store",
+            &store,
+        ],
+        None,
+    );
+    assert_eq!(no_reason.status.code(), Some(2), "{}", stderr(&no_reason));
+    let unknown = gate(&["approvals", "show", "apr-nope", "--store", &store], None);
+    assert_eq!(unknown.status.code(), Some(1));
+    let pending = gate(&["approvals", "list", "--json", "--store", &store], None);
+    let pending: Value = serde_json::from_str(&stdout(&pending)).unwrap();
+    assert_eq!(pending.as_array().unwrap().len(), 1, "one left pending: {pending}");
+    // The task runs what was approved, once.
+    let ran = rt.block_on(async {
+        let gate = support::gate_asking_for_approval(&store).await;
+        gate.task_with_id("u1", "t-wire").take_decided().await.unwrap()
+    });
+    assert_eq!(ran.len(), 1);
+    assert_eq!(ran[0].call_id(), "w0");
+    assert!(
+        matches!(&ran[0], toolgate::Step::Return(out) if !out.is_error),
+        "{ran:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

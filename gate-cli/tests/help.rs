@@ -11,7 +11,7 @@ mod support;
 
 /// The subcommands, nested ones included, written out here rather than read
 /// from the definition, so that a subcommand that goes missing is noticed.
-const SUBCOMMANDS: [&str; 12] = [
+const SUBCOMMANDS: [&str; 17] = [
     "manifest",
     "check",
     "sanitize",
@@ -22,6 +22,11 @@ const SUBCOMMANDS: [&str; 12] = [
     "show",
     "resolve",
     "reopen",
+    "approvals",
+    "list",
+    "show",
+    "approve",
+    "deny",
     "report",
     "completions",
 ];
@@ -164,8 +169,9 @@ fn every_subcommand_has_examples_that_name_it_and_parse() {
 /// `calls.jsonl`, `error.txt`, `transcript.jsonl`, `chat.json` and a
 /// `gate.db` in which an intent's outcome is unknown and a task failed, on
 /// which every example succeeds (exit 0).
-/// Returns the intent key, and the task and user of the failed task.
-fn example_files(dir: &Path) -> (String, String, String) {
+/// Returns the intent key, the task and user of the failed task, and the id
+/// of an approval request still pending.
+fn example_files(dir: &Path) -> (String, String, String, String) {
     let tools = gate(&["manifest", "--format", "mcp"]);
     assert_eq!(tools.status.code(), Some(0), "{}", text(&tools.stderr));
     std::fs::write(dir.join("tools.json"), &tools.stdout).unwrap();
@@ -225,7 +231,15 @@ fn example_files(dir: &Path) -> (String, String, String) {
         }
         paying.intent_key_for("charge_card").unwrap()
     });
-    (key, "task-lost".to_owned(), "u2".to_owned())
+    let approval_id = rt.block_on(async {
+        let gate = support::gate_asking_for_approval(&store).await;
+        let call = toolgate::ToolCall::new("w1", "wire_money", r#"{"iban": "DE89370400440532013000"}"#);
+        match gate.task_with_id("u1", "task-wire").handle(call).await {
+            toolgate::Step::AwaitingApproval(waiting) => waiting.approval_id,
+            other => panic!("the wire waits for a person: {other:?}"),
+        }
+    });
+    (key, "task-lost".to_owned(), "u2".to_owned(), approval_id)
 }
 
 /// Copies the files of `from` into `to`.
@@ -245,7 +259,7 @@ fn every_example_runs_as_written() {
     let _ = std::fs::remove_dir_all(&root);
     let files = root.join("files");
     std::fs::create_dir_all(&files).unwrap();
-    let (key, task, user) = example_files(&files);
+    let (key, task, user, approval_id) = example_files(&files);
     let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_gate")).parent().unwrap().to_owned();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
 
@@ -255,13 +269,15 @@ fn every_example_runs_as_written() {
             if line.starts_with('#') {
                 continue;
             }
-            // KEY, TASK and USER stand for what `gate reconcile list` shows.
+            // KEY, TASK and USER stand for what `gate reconcile list` shows,
+            // ID for what `gate approvals list` shows.
             let line: String = line
                 .split(' ')
                 .map(|word| match word {
                     "KEY" => key.as_str(),
                     "TASK" => task.as_str(),
                     "USER" => user.as_str(),
+                    "ID" => approval_id.as_str(),
                     other => other,
                 })
                 .collect::<Vec<_>>()

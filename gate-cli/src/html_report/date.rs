@@ -1,6 +1,6 @@
 //! Timestamps as the report prints them. The CLI depends on no date crate and
 //! the page must show the same UTC text on every machine, so epoch
-//! milliseconds become a civil date here, by hand; `gate reconcile` prints its
+//! milliseconds become a civil date by hand (`Timestamp::utc_date`); `gate reconcile` prints its
 //! times with [`fmt_time`] too, so the page and the terminal agree.
 
 /// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC (proleptic
@@ -23,18 +23,8 @@ pub(super) fn fmt_minute(ms: i64) -> String {
 
 /// `ms` split into its UTC date, formatted, and the seconds into that day.
 fn civil(ms: i64) -> (String, i64) {
-    let days = ms.div_euclid(86_400_000);
-    let secs = ms.rem_euclid(86_400_000) / 1000;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (format!("{year:04}-{month:02}-{day:02}"), secs)
+    let t = toolgate::ledger::Timestamp::from_millis(ms);
+    (t.utc_date(), t.utc_seconds_of_day())
 }
 
 #[cfg(test)]
