@@ -153,7 +153,8 @@ async fn through_gates_loop(script: &[Turn]) -> Outcome {
         &mut |_| {},
     )
     .await
-    .expect("the run ends");
+    .expect("the run ends")
+    .into_run();
     Outcome {
         actions: run.exchanges.iter().map(|e| e.step.action()).collect(),
         repair_tokens: task.repair_tokens(),

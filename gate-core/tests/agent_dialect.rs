@@ -76,6 +76,7 @@ async fn run(model: &Recording, dialect: Dialect) -> Result<agent::Run, AgentErr
         &mut |_| {},
     )
     .await
+    .map(agent::RunOutcome::into_run)
 }
 
 #[tokio::test]

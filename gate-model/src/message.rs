@@ -1,9 +1,14 @@
 //! The provider-neutral conversation: what the agent loop sends a model and what
 //! a model answers. Kept independent of any provider's wire format so the loop
 //! and the gate never see JSON shapes that differ per back end.
+//!
+//! The conversation serializes (serde) so that a run stopped for a person's
+//! approval can be stored and resumed in another process.
+
+use serde::{Deserialize, Serialize};
 
 /// One tool call the model asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCallRequest {
     /// The provider's call id; tool results refer back to it.
     pub id: String,
@@ -25,8 +30,11 @@ impl ToolCallRequest {
     }
 }
 
-/// One message of the conversation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One message of the conversation. Serialized as
+/// `{"role": "user", "content": "…"}`, the struct variants with their
+/// fields as the `content` object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", content = "content", rename_all = "snake_case")]
 pub enum Message {
     /// Instructions from the operator.
     System(String),

@@ -105,6 +105,7 @@ fn print_summary(report: &DemoReport) {
             Ending::Answered { .. } => "answered",
             Ending::Failed => "failed (reported)",
             Ending::TurnLimit => "turn limit",
+            Ending::AwaitingApproval => "awaiting approval",
         };
         println!(
             "  {:<14} {:>10} {:>12} {:>14}  {ending}",

@@ -247,7 +247,9 @@ async fn play(
         &mut on_call,
     )
     .await
-    .map_err(err)?;
+    .map_err(err)?
+    // No invoice tool needs a person's approval: every run ends.
+    .into_run();
     let result = ScenarioResult {
         name: name.to_owned(),
         ending: run.ending.clone(),
