@@ -250,7 +250,8 @@ impl GateBuilder {
     ///
     /// ```no_run
     /// # async fn demo(tools: toolgate_core::Toolbox) {
-    /// use toolgate_core::{ApprovalQuestion, Gate};
+    /// use toolgate_core::Gate;
+    /// use toolgate_core::runtime::ApprovalQuestion;
     /// let gate = Gate::builder(tools)
     ///     .approvals(|q: &ApprovalQuestion<'_>| {
     ///         let cents = q.arguments["amount_cents"].as_u64().unwrap_or(0);
