@@ -353,14 +353,14 @@ pub mod ledger {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use toolgate_core::ledger::SCHEMA_VERSION;
     pub use toolgate_core::ledger::{
-        ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Approvals, BoxFuture, Claim, ClaimRequest,
-        ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS, DEFAULT_RETENTION, DecisionId,
-        DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps, Lease, Ledger, LedgerConfig,
-        LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock, OpenApproval,
-        Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State, Storage,
-        StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction, Timestamp,
-        Verdict, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint, key_args_fingerprint,
-        minted_intent_key, new_approval_id, new_owner_token, open, open_with, validate_key,
+        ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalReport, ApprovalStatus, Approvals, BoxFuture, Claim,
+        ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS, DEFAULT_RETENTION,
+        DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps, Lease, Ledger,
+        LedgerConfig, LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock,
+        OpenApproval, Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State,
+        Storage, StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction,
+        Timestamp, Verdict, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint,
+        key_args_fingerprint, minted_intent_key, new_approval_id, new_owner_token, open, open_with, validate_key,
     };
 }
 

@@ -1378,6 +1378,31 @@ fn approvals_are_listed_shown_and_decided_once() {
     let pending = gate(&["approvals", "list", "--json", "--store", &store], None);
     let pending: Value = serde_json::from_str(&stdout(&pending)).unwrap();
     assert_eq!(pending.as_array().unwrap().len(), 1, "one left pending: {pending}");
+    // The report counts them beside the decisions.
+    let report = json_of(&gate(&["report", "--json", "--store", &store], None));
+    let approvals = &report["approvals"];
+    assert_eq!(
+        (
+            &approvals["requested"],
+            &approvals["pending"],
+            &approvals["approved"],
+            &approvals["denied"]
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!(1),
+            &serde_json::json!(0)
+        ),
+        "{report}"
+    );
+    assert!(approvals["median_wait_seconds"].as_f64().is_some(), "{report}");
+    assert_eq!(report["by_action"]["await_approval"], 2, "the decisions stay: {report}");
+    let text = stdout(&gate(&["report", "--store", &store], None));
+    assert!(
+        text.contains("approvals: 2 requested (1 pending, 1 approved, 0 denied, 0 expired), median wait "),
+        "{text}"
+    );
     // The task runs what was approved, once.
     let ran = rt.block_on(async {
         let gate = support::gate_asking_for_approval(&store).await;

@@ -192,7 +192,116 @@ pub trait Approvals: Send + Sync {
     ) -> BoxFuture<'a, Result<ApprovalRecord, LedgerError>>;
 }
 
+/// How a store's approval requests stand: the approvals part of
+/// `gate report`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ApprovalReport {
+    /// Requests made.
+    pub requested: u64,
+    /// Still waiting, not past their expiry.
+    pub pending: u64,
+    /// Approved.
+    pub approved: u64,
+    /// Denied.
+    pub denied: u64,
+    /// Past their expiry without a decision.
+    pub expired: u64,
+    /// The median time from request to decision over the decided requests,
+    /// in seconds (the mean of the two middle ones for an even count);
+    /// `None` when none was decided. Expired and pending requests do not
+    /// count: they have no decision time.
+    pub median_wait_seconds: Option<f64>,
+}
+
+impl ApprovalReport {
+    /// Summarises `records` with their status as of `now`.
+    pub fn from_records(records: &[ApprovalRecord], now: Timestamp) -> Self {
+        let mut report = ApprovalReport::default();
+        let mut waits: Vec<i64> = Vec::new();
+        for record in records {
+            report.requested += 1;
+            let count = match record.status_at(now) {
+                ApprovalStatus::Pending => &mut report.pending,
+                ApprovalStatus::Approved => &mut report.approved,
+                ApprovalStatus::Denied => &mut report.denied,
+                ApprovalStatus::Expired => &mut report.expired,
+            };
+            *count += 1;
+            if let Some(decided_at) = record.decided_at {
+                waits.push((decided_at.as_millis() - record.requested_at.as_millis()).max(0));
+            }
+        }
+        waits.sort_unstable();
+        let middle = waits.len() / 2;
+        report.median_wait_seconds = match waits.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(waits[middle] as f64 / 1000.0),
+            _ => Some((waits[middle - 1] + waits[middle]) as f64 / 2000.0),
+        };
+        report
+    }
+}
+
 /// A fresh request id: `apr-` and 128 random bits.
 pub fn new_approval_id() -> String {
     format!("apr-{}", crate::new_owner_token())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(id: &str, requested_s: i64, status: ApprovalStatus, decided_s: Option<i64>) -> ApprovalRecord {
+        ApprovalRecord {
+            id: id.to_owned(),
+            user: "u1".into(),
+            task_id: "t1".into(),
+            call_id: "c1".into(),
+            tool: "charge_card".into(),
+            arguments: "{}".into(),
+            arguments_sha256: String::new(),
+            intent_key: "k".into(),
+            reason: "r".into(),
+            requested_at: Timestamp::from_millis(requested_s * 1000),
+            expires_at: Timestamp::from_millis((requested_s + 3600) * 1000),
+            status,
+            decided_by: decided_s.map(|_| "ops".to_owned()),
+            decided_at: decided_s.map(|s| Timestamp::from_millis(s * 1000)),
+            denial_reason: None,
+            note: None,
+        }
+    }
+
+    // Waits of 10, 40, 20 and 30 s: the median of an even count is the mean
+    // of 20 and 30. A pending request past its expiry counts as expired.
+    #[test]
+    fn the_report_counts_each_status_and_the_median_wait() {
+        use ApprovalStatus::*;
+        let records = [
+            request("a", 0, Approved, Some(10)),
+            request("b", 0, Denied, Some(40)),
+            request("c", 100, Approved, Some(120)),
+            request("d", 100, Denied, Some(130)),
+            request("e", 0, Pending, None),
+            request("f", 9_000, Pending, None),
+        ];
+        let report = ApprovalReport::from_records(&records, Timestamp::from_millis(10_000 * 1000));
+        assert_eq!(
+            report,
+            ApprovalReport {
+                requested: 6,
+                pending: 1,
+                approved: 2,
+                denied: 2,
+                expired: 1,
+                median_wait_seconds: Some(25.0),
+            }
+        );
+        let odd = ApprovalReport::from_records(&records[..3], Timestamp::from_millis(0));
+        assert_eq!(odd.median_wait_seconds, Some(20.0));
+        assert_eq!(
+            ApprovalReport::from_records(&[], Timestamp::from_millis(0)).median_wait_seconds,
+            None
+        );
+    }
 }

@@ -115,7 +115,9 @@ mod vocab;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use approval::{ApprovalDecision, ApprovalQuery, ApprovalRecord, Approvals, Verdict, new_approval_id};
+pub use approval::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalReport, Approvals, Verdict, new_approval_id,
+};
 pub use decision::{
     ClassActionCount, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, FollowUps, TaskSummary,
 };
