@@ -365,18 +365,7 @@ pub async fn resume(
         // The identical call finds its decided request: an approved one runs
         // (or replays what it returned), a denied or expired one answers
         // with the person's refusal.
-        let step = task.handle(call.clone()).await;
-        given.push(answer_of(&call, &step));
-        let failed = step.is_fail();
-        let exchange = Exchange {
-            turn: turns,
-            call,
-            internal_retries: task.last_retries().to_vec(),
-            step,
-        };
-        observe(&exchange);
-        progress.exchanges.push(exchange);
-        if failed {
+        if handle_call(task, call, &mut progress, &mut given, observe).await {
             return Ok(RunOutcome::Ended(progress.ended(Ending::Failed)));
         }
     }
@@ -531,18 +520,7 @@ async fn drive(
         let mut answers = Vec::with_capacity(turn.tool_calls.len());
         for request in turn.tool_calls {
             let call = ToolCall::new(request.id, request.name, request.arguments);
-            let step = task.handle(call.clone()).await;
-            answers.push(answer_of(&call, &step));
-            let failed = step.is_fail();
-            let exchange = Exchange {
-                turn: progress.turns,
-                call,
-                internal_retries: task.last_retries().to_vec(),
-                step,
-            };
-            observe(&exchange);
-            progress.exchanges.push(exchange);
-            if failed {
+            if handle_call(task, call, &mut progress, &mut answers, observe).await {
                 return Ok(RunOutcome::Ended(progress.ended(Ending::Failed)));
             }
         }
@@ -551,6 +529,30 @@ async fn drive(
         }
     }
     Ok(RunOutcome::Ended(progress.ended(Ending::TurnLimit)))
+}
+
+/// Hands `call` to the task in the current turn: its answer goes to
+/// `answers`, its exchange to `observe` and the run's record. True when gate
+/// failed the task, which ends the run.
+async fn handle_call(
+    task: &mut Task,
+    call: ToolCall,
+    progress: &mut Progress,
+    answers: &mut Vec<Answer>,
+    observe: &mut (dyn FnMut(&Exchange) + Send),
+) -> bool {
+    let step = task.handle(call.clone()).await;
+    answers.push(answer_of(&call, &step));
+    let failed = step.is_fail();
+    let exchange = Exchange {
+        turn: progress.turns,
+        call,
+        internal_retries: task.last_retries().to_vec(),
+        step,
+    };
+    observe(&exchange);
+    progress.exchanges.push(exchange);
+    failed
 }
 
 /// A model turn, waiting out rate limits the provider asks for.
