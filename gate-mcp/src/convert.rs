@@ -33,6 +33,9 @@ pub const META_INTENT: &str = "gate/intent";
 /// The `_meta` key of a result that says what gate decided: `return`,
 /// `replay`, `reject`, `retry_with_correction` or `fail`.
 pub const META_ACTION: &str = "gate/action";
+/// The `_meta` key of a result whose call waits for a person's approval:
+/// the approval request's id, as `gate approvals show ID` takes it.
+pub const META_APPROVAL: &str = "gate/approval";
 
 /// The protocol revision a `tools/list` answer is rendered for: 2026-07-28
 /// and later get [`Dialect::Mcp`]; 2025-11-25 and the revisions before it,
@@ -135,14 +138,16 @@ impl std::error::Error for MetaError {}
 /// `external` tool marked as untrusted data. A rejection, a correction and a
 /// failure are `isError: true` with gate's text, never a protocol error, so
 /// the model reads what to change; so is a tool's definitive error (a card
-/// declined). A successful result of a tool whose result is typed in
+/// declined). A call that waits for a person's approval is `isError: true`
+/// too: it has no result yet, and a client checks a typed tool's successful
+/// result against its output schema. A successful result of a tool whose result is typed in
 /// `dialect` ([`manifest::output_schema`]) also carries `structuredContent`:
 /// the result's value with every string passed through the gate's result
 /// sanitizer, so it holds nothing the text does not. `_meta`
 /// [`META_ACTION`] says what gate decided.
 pub fn call_tool_result(step: &Step, gate: &Gate, dialect: Dialect) -> CallToolResult {
     let content = vec![ContentBlock::text(step.model_text())];
-    let mut result = if step.is_error() {
+    let mut result = if step.is_error() || matches!(step, Step::AwaitingApproval(_)) {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)

@@ -38,6 +38,31 @@
 //!   call only. The intent key is minted from the task, the label and the
 //!   tool, so a regenerated call with other arguments is the same intent.
 //!
+//! # Approvals
+//!
+//! A call that waits for a person's approval (its tool is declared
+//! `approval`, or the gate's approval policy picks it) is put to the
+//! client's user when the client declared form elicitation
+//! ([`ClientApproval::Elicit`], the default): "Approve `charge_card` with
+//! {…}?", the arguments in full, the reason, accept or decline with an
+//! optional reason. Up to 2025-11-25 the server sends `elicitation/create`
+//! and waits for the answer (60 s by default, [`DEFAULT_ELICITATION_WAIT`]);
+//! from 2026-07-28 on, which forbids requests to the client, the call
+//! answers with an input-required result and the client calls again with
+//! the answer, in the task that asked even where HTTP has no session.
+//! Accepting runs the call once and answers with its result; declining
+//! answers with the denial ("a person declined: REASON"); both are recorded
+//! as decided by [`MCP_CLIENT`]. No answer in time, a dismissed form, or a
+//! client that cannot be asked (or [`ClientApproval::OutOfBand`]) leave the
+//! request pending: the result is gate's pending text (`isError: true`,
+//! `_meta` [`META_APPROVAL`] naming the request), an operator decides out
+//! of band (`gate approvals approve ID`), and the client's next identical
+//! call in the same task gets the result.
+//!
+//! The client's answer only decides the request of the identical call it
+//! was asked about: the form is answered for one request id, which must be
+//! the one the call waits on; an answer for any other request is ignored.
+//!
 //! # Protocol revisions
 //!
 //! rmcp negotiates both eras: `server/discover` with per-request metadata
@@ -56,14 +81,16 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod approve;
 mod convert;
 mod error;
 mod serve;
 mod server;
 
+pub use approve::{ClientApproval, DEFAULT_ELICITATION_WAIT, MCP_CLIENT};
 pub use convert::{
-    CallMeta, META_ACTION, META_INTENT, META_TASK, META_USER, MetaError, call_tool_result, dialect_for, tool_call,
-    tools,
+    CallMeta, META_ACTION, META_APPROVAL, META_INTENT, META_TASK, META_USER, MetaError, call_tool_result, dialect_for,
+    tool_call, tools,
 };
 pub use error::ServeError;
 pub use serve::HttpService;

@@ -9,16 +9,19 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::time::Duration;
+
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use toolgate_core::{Gate, Task};
+use toolgate_core::{Gate, Step, Task, ToolCall};
 
-use crate::convert::{CallMeta, META_TASK, call_tool_result, dialect_for, tool_call, tools};
+use crate::approve::{self, Answer, ClientApproval};
+use crate::convert::{CallMeta, META_APPROVAL, META_TASK, call_tool_result, dialect_for, tool_call, tools};
 
 /// What a server tells every client about its tools, unless
 /// [`McpServer::instructions`] says otherwise.
@@ -60,6 +63,7 @@ pub struct McpServer {
     info: Implementation,
     instructions: String,
     meta_user: MetaUser,
+    client_approval: ClientApproval,
 }
 
 impl McpServer {
@@ -73,6 +77,7 @@ impl McpServer {
             info: Implementation::new("gate", env!("CARGO_PKG_VERSION")),
             instructions: DEFAULT_INSTRUCTIONS.to_owned(),
             meta_user: MetaUser::default(),
+            client_approval: ClientApproval::default(),
         }
     }
 
@@ -104,6 +109,14 @@ impl McpServer {
     /// Whether `gate/user` is accepted (default [`MetaUser::Accept`]).
     pub fn meta_user(mut self, meta_user: MetaUser) -> Self {
         self.meta_user = meta_user;
+        self
+    }
+
+    /// Whether a call that waits for approval is put to the client's user
+    /// (default: asked through form elicitation, waiting 60 s, when the
+    /// client declared it).
+    pub fn client_approval(mut self, client_approval: ClientApproval) -> Self {
+        self.client_approval = client_approval;
         self
     }
 
@@ -173,53 +186,185 @@ impl Connection {
         Some(task)
     }
 
-    async fn run(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> CallToolResult {
+    /// The task a call runs in: the one it names, the one the approval
+    /// request it answers belongs to (a 2026-07-28 retry arrives on a new
+    /// HTTP connection when it names no task), or the connection's.
+    async fn task_for(
+        &self,
+        user: &str,
+        named: Option<&str>,
+        answering: Option<&str>,
+    ) -> Result<Arc<tokio::sync::Mutex<Task>>, CallToolResult> {
+        let server = &self.server;
+        if let Some(id) = named {
+            return Ok(Arc::new(tokio::sync::Mutex::new(server.open_task(user, Some(id)))));
+        }
+        let own = self.connection_task(user).ok_or_else(|| {
+            refusal(format!(
+                "this connection already runs calls for {MAX_USERS_PER_CONNECTION} users; name a task with `_meta.gate/task` or open a new connection. The call was not run"
+            ))
+        })?;
+        let Some(approval) = answering else { return Ok(own) };
+        // Only a request of the same user moves the call to its task; any
+        // other id is answered as a fresh call (and the answer ignored).
+        let request = match server.gate.approvals().get(approval).await {
+            Ok(Some(request)) if request.user == user => request,
+            _ => return Ok(own),
+        };
+        if own.lock().await.id() == request.task_id {
+            return Ok(own);
+        }
+        Ok(Arc::new(tokio::sync::Mutex::new(
+            server.open_task(user, Some(&request.task_id)),
+        )))
+    }
+
+    /// Hands `call` to `task` once its turn comes: `None` when the call was
+    /// cancelled while it waited.
+    async fn handle(
+        &self,
+        task: &tokio::sync::Mutex<Task>,
+        user: &str,
+        intent: Option<&str>,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(Step, String)> {
+        let mut task = tokio::select! {
+            task = task.lock() => task,
+            () = context.ct.cancelled() => return None,
+        };
+        if task.is_failed() {
+            let id = task.id().to_owned();
+            *task = self.server.open_task(user, Some(&id));
+        }
+        match intent {
+            Some(label) => task.intent(label),
+            None => task.clear_intent(),
+        }
+        let step = task.handle(call).await;
+        Some((step, task.id().to_owned()))
+    }
+
+    async fn run(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> CallToolResponse {
         let server = &self.server;
         let meta = match CallMeta::read(&context.meta.0.0) {
             Ok(meta) => meta,
-            Err(e) => return refusal(e.to_string()),
+            Err(e) => return refusal(e.to_string()).into(),
         };
         let user = match (&meta.user, server.meta_user) {
             (Some(named), MetaUser::Refuse) if *named != server.user => {
                 return refusal(format!(
                     "this server runs every call as `{}` and does not take `_meta.gate/user`; the call was not run",
                     server.user
-                ));
+                ))
+                .into();
             }
             (Some(named), MetaUser::Accept) => named.as_str(),
             _ => server.user.as_str(),
         };
-        let task = match &meta.task {
-            Some(id) => Arc::new(tokio::sync::Mutex::new(server.open_task(user, Some(id)))),
-            None => match self.connection_task(user) {
-                Some(task) => task,
-                None => {
-                    return refusal(format!(
-                        "this connection already runs calls for {MAX_USERS_PER_CONNECTION} users; name a task with `_meta.gate/task` or open a new connection. The call was not run"
-                    ));
+        let elicit = match server.client_approval {
+            ClientApproval::Elicit { wait } => Some(wait),
+            ClientApproval::OutOfBand => None,
+        };
+        let retried = elicit
+            .and_then(|_| approve::retried_answer(params.request_state.as_deref(), params.input_responses.as_ref()));
+        let task = match self
+            .task_for(user, meta.task.as_deref(), retried.as_ref().map(|(id, _)| id.as_str()))
+            .await
+        {
+            Ok(task) => task,
+            Err(refused) => return refused.into(),
+        };
+        let call = tool_call(&context.id, params);
+        let cancelled = "the call was cancelled before it ran; nothing was done";
+        let intent = meta.intent.as_deref();
+        let Some((mut step, task_id)) = self.handle(&task, user, intent, call.clone(), &context).await else {
+            return refusal(cancelled.to_owned()).into();
+        };
+        if let (Step::AwaitingApproval(pending), Some(wait)) = (&step, elicit) {
+            let answer = match retried {
+                Some((id, answer)) if id == pending.approval_id => Some(answer),
+                _ => match self.ask(&context, &pending.approval_id, wait).await {
+                    Asked::Answered(answer) => Some(answer),
+                    Asked::AnswerWithForm(form) => return form.into(),
+                    Asked::CannotAsk => None,
+                },
+            };
+            if let Some(decision) = answer.and_then(|a| a.decision(&pending.approval_id)) {
+                // A decision taken first elsewhere wins the compare-and-set;
+                // the call's next turn reads whichever stands.
+                if let Err(e) = server.gate.approvals().decide(decision).await {
+                    tracing::info!(target: "gate::mcp", approval = %pending.approval_id, error = %e, "the client's decision was not taken");
                 }
-            },
-        };
-        let mut task = tokio::select! {
-            task = task.lock() => task,
-            () = context.ct.cancelled() => return refusal("the call was cancelled before it ran; nothing was done".to_owned()),
-        };
-        if task.is_failed() {
-            let id = task.id().to_owned();
-            *task = server.open_task(user, Some(&id));
-        }
-        match &meta.intent {
-            Some(label) => task.intent(label),
-            None => task.clear_intent(),
+                match self.handle(&task, user, intent, call, &context).await {
+                    Some((decided, _)) => step = decided,
+                    None => return refusal(cancelled.to_owned()).into(),
+                }
+            }
         }
         let dialect = dialect_for(context.protocol_version().as_ref());
-        let step = task.handle(tool_call(&context.id, params)).await;
         let mut result = call_tool_result(&step, &server.gate, dialect);
         if let Some(meta) = result.meta.as_mut() {
-            meta.0.insert(META_TASK.to_owned(), Value::from(task.id()));
+            meta.0.insert(META_TASK.to_owned(), Value::from(task_id));
+            if let Step::AwaitingApproval(pending) = &step {
+                meta.0
+                    .insert(META_APPROVAL.to_owned(), Value::from(pending.approval_id.as_str()));
+            }
         }
-        result
+        result.into()
     }
+
+    /// Puts request `id` to the client's user, as the session's protocol
+    /// revision allows: an answer to the server's own request (up to
+    /// 2025-11-25), a form for the client to answer by calling again
+    /// (2026-07-28 on), or nothing when the client declared no form
+    /// elicitation.
+    async fn ask(&self, context: &RequestContext<RoleServer>, id: &str, wait: Duration) -> Asked {
+        let can_ask = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        if !can_ask {
+            return Asked::CannotAsk;
+        }
+        let request = match self.server.gate.approvals().get(id).await {
+            Ok(Some(request)) => request,
+            Ok(None) => return Asked::CannotAsk,
+            Err(e) => {
+                tracing::warn!(target: "gate::mcp", approval = %id, error = %e, "the approval request could not be read to ask the client");
+                return Asked::CannotAsk;
+            }
+        };
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if modern {
+            return Asked::AnswerWithForm(approve::input_required(&request));
+        }
+        let asked = context
+            .peer
+            .create_elicitation_with_timeout(approve::form(&request), Some(wait));
+        tokio::select! {
+            answered = asked => match answered {
+                Ok(result) => Asked::Answered(approve::answer(&result)),
+                Err(e) => {
+                    tracing::info!(target: "gate::mcp", approval = %id, error = %e, "no answer from the client; the request stays pending");
+                    Asked::Answered(Answer::Undecided)
+                }
+            },
+            () = context.ct.cancelled() => Asked::Answered(Answer::Undecided),
+        }
+    }
+}
+
+/// What came of asking the client's user.
+enum Asked {
+    /// They answered (or did not, in time): [`Answer::Undecided`].
+    Answered(Answer),
+    /// The call answers with this form; the client calls again with the answer.
+    AnswerWithForm(InputRequiredResult),
+    /// The client cannot be asked: the pending text is the result.
+    CannotAsk,
 }
 
 impl ServerHandler for Connection {
@@ -246,7 +391,7 @@ impl ServerHandler for Connection {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        Ok(self.run(request, context).await.into())
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.run(request, context).await)
     }
 }
