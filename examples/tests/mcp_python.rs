@@ -9,13 +9,20 @@
 //! person (it resolves the intent in the ledger, as `gate reconcile resolve`
 //! does) and checks what the client saw and what the simulated payment
 //! provider did.
+//!
+//! The second script (`tests/mcp_client/approval_session.py`) charges a card
+//! that needs a person's approval (`--approval charge_card`), with an
+//! elicitation callback that accepts, one that declines, or none (then this
+//! test approves out of band, as `gate approvals approve` does).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, Command, Stdio};
 
 use serde_json::{Value, json};
-use toolgate::ledger::{Resolution, ResolveRequest};
+use toolgate::ledger::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Resolution, ResolveRequest, Verdict,
+};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_invoice-mcp");
 
@@ -101,9 +108,12 @@ fn resolve_unknown_charge(store: &str) -> String {
     })
 }
 
-fn start_http_server(store: &str) -> (Child, String, BufReader<ChildStderr>) {
+/// Starts invoice-mcp on streamable HTTP with `server_args`: the server, the
+/// URL it serves and its stderr after that line.
+fn start_http_server(store: &str, server_args: &[&str]) -> (Child, String, BufReader<ChildStderr>) {
     let mut server = Command::new(SERVER)
-        .args(["--http", "127.0.0.1:0", "--store", store, "--fault", "charge-timeout"])
+        .args(["--http", "127.0.0.1:0", "--store", store])
+        .args(server_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -120,23 +130,29 @@ fn start_http_server(store: &str) -> (Child, String, BufReader<ChildStderr>) {
     (server, url, stderr)
 }
 
-fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
-    let dir = scratch(mode);
-    let store = format!("sqlite:{}", dir.join("gate.db").display());
-    let script = workspace().join("examples/tests/mcp_client/invoice_session.py");
+/// Runs the client `script` with `script_args` against invoice-mcp (started
+/// with `server_args` on `store`), feeding each reported step to `person`,
+/// whose answer, if any, is written to the script's stdin. The steps and
+/// the simulated payment provider's summary.
+fn drive(
+    script: &str,
+    script_args: &[&str],
+    transport: Transport,
+    store: &str,
+    server_args: &[&str],
+    mut person: impl FnMut(&Value) -> Option<&'static str>,
+) -> (Vec<Value>, Value) {
+    let script = workspace().join("examples/tests/mcp_client").join(script);
     let mut client = Command::new(python());
-    client.arg(&script).args(["--mode", mode]);
-    if name_task {
-        client.args(["--task", &format!("py-{mode}-task")]);
-    }
+    client.arg(&script).args(script_args);
     let http = match transport {
         Transport::Http => {
-            let (server, url, stderr) = start_http_server(&store);
+            let (server, url, stderr) = start_http_server(store, server_args);
             client.args(["--url", &url]);
             Some((server, stderr))
         }
         Transport::Stdio => {
-            client.args(["--", SERVER, "--store", &store, "--fault", "charge-timeout"]);
+            client.args(["--", SERVER, "--store", store]).args(server_args);
             None
         }
     };
@@ -153,13 +169,11 @@ fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
         std::io::Read::read_to_string(&mut BufReader::new(client_stderr), &mut text).map(|_| text)
     });
     let mut steps = Vec::new();
-    let mut resolved_key = String::new();
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
         let step: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not a JSON line: {line}"));
-        if step["step"] == "awaiting_resolution" {
-            resolved_key = resolve_unknown_charge(&store);
-            writeln!(to_client, "resolved").unwrap();
+        if let Some(answer) = person(&step) {
+            writeln!(to_client, "{answer}").unwrap();
         }
         steps.push(step);
     }
@@ -180,6 +194,31 @@ fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
             summary
         }
     };
+    (steps, provider)
+}
+
+fn session(transport: Transport, mode: &str, name_task: bool) -> Session {
+    let dir = scratch(mode);
+    let store = format!("sqlite:{}", dir.join("gate.db").display());
+    let task = format!("py-{mode}-task");
+    let mut script_args = vec!["--mode", mode];
+    if name_task {
+        script_args.extend(["--task", &task]);
+    }
+    let mut resolved_key = String::new();
+    let (steps, provider) = drive(
+        "invoice_session.py",
+        &script_args,
+        transport,
+        &store,
+        &["--fault", "charge-timeout"],
+        |step| {
+            (step["step"] == "awaiting_resolution").then(|| {
+                resolved_key = resolve_unknown_charge(&store);
+                "resolved"
+            })
+        },
+    );
     let _ = std::fs::remove_dir_all(&dir);
     Session {
         steps,
@@ -289,4 +328,184 @@ fn the_python_client_over_sessionless_http_naming_its_task() {
     let session = session(Transport::Http, "auto", true);
     check(&session, "2026-07-28");
     assert_eq!(session.step("valid")["meta"]["gate/task"], "py-auto-task");
+}
+
+/// The approval requests in `store`, oldest first.
+fn approval_requests(store: &str) -> Vec<ApprovalRecord> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let ledger = toolgate::ledger::open(store).await.unwrap();
+        ledger.list_approvals(&ApprovalQuery::default()).await.unwrap()
+    })
+}
+
+/// Approves the one pending request in `store` as operator `alice`.
+fn approve_out_of_band(store: &str) {
+    let pending = approval_requests(store);
+    assert_eq!(pending.len(), 1, "one charge waits for a person: {pending:?}");
+    assert_eq!(pending[0].status, ApprovalStatus::Pending);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let ledger = toolgate::ledger::open(store).await.unwrap();
+        let decision = ApprovalDecision {
+            id: pending[0].id.clone(),
+            by: "alice".into(),
+            verdict: Verdict::Approve,
+            note: None,
+        };
+        ledger.decide_approval(&decision).await.unwrap();
+    });
+}
+
+/// What one approval session showed.
+struct Approval {
+    steps: Vec<Value>,
+    provider: Value,
+    requests: Vec<ApprovalRecord>,
+}
+
+impl Approval {
+    fn step(&self, name: &str) -> &Value {
+        self.steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("the client reported no `{name}` step; it reported {:?}", self.steps))
+    }
+
+    fn charges(&self) -> usize {
+        self.provider["charges"].as_array().unwrap().len()
+    }
+
+    fn only_request(&self) -> &ApprovalRecord {
+        assert_eq!(self.requests.len(), 1, "one request: {:?}", self.requests);
+        &self.requests[0]
+    }
+}
+
+fn approval_session(transport: Transport, mode: &str, answer: &str) -> Approval {
+    let dir = scratch(&format!("approval-{mode}-{answer}"));
+    let store = format!("sqlite:{}", dir.join("gate.db").display());
+    let (steps, provider) = drive(
+        "approval_session.py",
+        &["--mode", mode, "--answer", answer],
+        transport,
+        &store,
+        &["--approval", "charge_card"],
+        |step| {
+            (step["step"] == "awaiting_decision").then(|| {
+                approve_out_of_band(&store);
+                "decided"
+            })
+        },
+    );
+    let requests = approval_requests(&store);
+    let _ = std::fs::remove_dir_all(&dir);
+    Approval {
+        steps,
+        provider,
+        requests,
+    }
+}
+
+fn text(step: &Value) -> &str {
+    step["text"].as_str().unwrap()
+}
+
+/// The client's user accepted: the call ran once and answered with the
+/// charge; the identical call again replays it.
+fn check_accepted(session: &Approval) {
+    let charge = session.step("charge");
+    assert_eq!(charge["is_error"], false, "{charge}");
+    assert_eq!(charge["meta"]["gate/action"], "return", "{charge}");
+    assert!(text(charge).contains("\"charge_id\""), "{charge}");
+    let questions = charge["questions"].as_array().unwrap();
+    assert_eq!(questions.len(), 1, "{charge}");
+    let question = questions[0]["message"].as_str().unwrap();
+    assert!(question.starts_with("Approve `charge_card` with {"), "{question}");
+    assert!(question.contains("\"cus_bob\""), "the arguments in full: {question}");
+    assert_eq!(questions[0]["schema"]["properties"]["reason"]["type"], "string");
+
+    let again = session.step("charge_again");
+    assert_eq!(again["meta"]["gate/action"], "replay", "{again}");
+    assert_eq!(again["questions"].as_array().unwrap().len(), 1, "not asked twice");
+    assert_eq!(session.charges(), 1, "{}", session.provider);
+    let request = session.only_request();
+    assert_eq!(request.status, ApprovalStatus::Approved);
+    assert_eq!(request.decided_by.as_deref(), Some("mcp-client"));
+    assert_eq!(request.note.as_deref(), Some("invoice INV-42 checked"));
+}
+
+/// The client's user declined: nothing ran, the model read the denial, and
+/// the identical call is refused as a repeat.
+fn check_declined(session: &Approval) {
+    let charge = session.step("charge");
+    assert_eq!(charge["is_error"], true, "{charge}");
+    assert!(
+        text(charge).contains("a person declined: declined in the MCP client"),
+        "{charge}"
+    );
+    let again = session.step("charge_again");
+    assert_eq!(again["is_error"], true, "{again}");
+    assert_eq!(session.charges(), 0, "{}", session.provider);
+    let request = session.only_request();
+    assert_eq!(request.status, ApprovalStatus::Denied);
+    assert_eq!(request.decided_by.as_deref(), Some("mcp-client"));
+}
+
+/// The client cannot be asked: the pending text is the result; once an
+/// operator approved, the identical call runs it, once.
+fn check_decided_out_of_band(session: &Approval) {
+    let charge = session.step("charge");
+    assert_eq!(charge["meta"]["gate/action"], "await_approval", "{charge}");
+    assert_eq!(charge["is_error"], true, "no result yet: {charge}");
+    assert!(text(charge).contains("has not run"), "{charge}");
+    let request = session.only_request();
+    assert_eq!(charge["meta"]["gate/approval"], request.id.as_str());
+    let again = session.step("charge_again");
+    assert_eq!(again["is_error"], false, "{again}");
+    assert_eq!(again["meta"]["gate/action"], "return", "{again}");
+    assert_eq!(session.charges(), 1, "{}", session.provider);
+    assert_eq!(request.status, ApprovalStatus::Approved);
+    assert_eq!(request.decided_by.as_deref(), Some("alice"));
+}
+
+#[test]
+fn the_python_client_that_accepts_runs_the_charge_once_over_stdio() {
+    check_accepted(&approval_session(Transport::Stdio, "auto", "accept"));
+}
+
+#[test]
+fn the_python_client_that_declines_never_runs_the_charge_over_stdio() {
+    check_declined(&approval_session(Transport::Stdio, "auto", "decline"));
+}
+
+#[test]
+fn the_python_client_without_elicitation_gets_the_charge_after_an_operator_approves_over_stdio() {
+    check_decided_out_of_band(&approval_session(Transport::Stdio, "auto", "none"));
+}
+
+#[test]
+fn the_python_client_that_accepts_runs_the_charge_once_over_http_in_a_2025_11_25_session() {
+    check_accepted(&approval_session(Transport::Http, "legacy", "accept"));
+}
+
+#[test]
+fn the_python_client_that_declines_never_runs_the_charge_over_http_in_a_2025_11_25_session() {
+    check_declined(&approval_session(Transport::Http, "legacy", "decline"));
+}
+
+#[test]
+fn the_python_client_without_elicitation_gets_the_charge_after_an_operator_approves_over_http_in_a_2025_11_25_session()
+{
+    check_decided_out_of_band(&approval_session(Transport::Http, "legacy", "none"));
+}
+
+#[test]
+fn the_python_client_that_accepts_over_sessionless_http_answers_in_the_task_that_asked() {
+    // The answer arrives on a new request that names no task: it runs in
+    // the task of the approval request it answers.
+    let session = approval_session(Transport::Http, "auto", "accept");
+    check_accepted(&session);
+    let task = session.step("charge")["meta"]["gate/task"].clone();
+    assert_eq!(task, session.only_request().task_id.as_str());
 }

@@ -7,13 +7,15 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use gate_examples::invoice::backend::{Backend, Fault};
 use gate_examples::invoice::tools::InvoiceTools;
 use serde_json::json;
+use toolgate::ApprovalQuestion;
 use toolgate::Gate;
-use toolgate::mcp::McpServer;
+use toolgate::mcp::{ClientApproval, McpServer};
 
 /// Serves the invoice tools over MCP: on stdin and stdout by default, on
 /// streamable HTTP with `--http`. Every call goes through gate (validation,
@@ -39,6 +41,18 @@ struct Args {
     /// repeat the flag for more, in order. None by default.
     #[arg(long, value_enum, value_name = "FAULT")]
     fault: Vec<FaultFlag>,
+    /// A tool whose every call waits for a person's approval; repeat the
+    /// flag for more. A client that declared form elicitation is asked;
+    /// otherwise `gate approvals approve ID --store …` decides.
+    #[arg(long, value_name = "TOOL")]
+    approval: Vec<String>,
+    /// How long to wait for the client's answer to an approval question,
+    /// in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    elicitation_wait: u64,
+    /// Never ask the client: every approval is decided out of band.
+    #[arg(long)]
+    no_elicitation: bool,
 }
 
 /// The faults a run can ask for.
@@ -118,14 +132,37 @@ async fn main() -> ExitCode {
         backend.plan(tool, &[fault]);
     }
     let toolbox = InvoiceTools::new(backend.clone()).into_toolbox();
-    let gate = match Gate::builder(toolbox).store(&args.store).build().await {
+    if let Some(unknown) = args.approval.iter().find(|t| toolbox.get(t).is_none()) {
+        eprintln!("invoice-mcp: --approval {unknown}: no such tool");
+        return ExitCode::FAILURE;
+    }
+    let mut builder = Gate::builder(toolbox).store(&args.store);
+    if !args.approval.is_empty() {
+        let needing = args.approval.clone();
+        builder = builder.approvals(move |q: &ApprovalQuestion<'_>| {
+            let tool = q.spec.name();
+            needing
+                .iter()
+                .any(|t| t == tool)
+                .then(|| format!("invoice-mcp runs `{tool}` only with a person's approval (--approval {tool})"))
+        });
+    }
+    let gate = match builder.build().await {
         Ok(gate) => gate,
         Err(e) => {
             eprintln!("invoice-mcp: {e}");
             return ExitCode::FAILURE;
         }
     };
+    let client_approval = if args.no_elicitation {
+        ClientApproval::OutOfBand
+    } else {
+        ClientApproval::Elicit {
+            wait: Duration::from_secs(args.elicitation_wait),
+        }
+    };
     let server = McpServer::new(gate.clone(), args.user.clone())
+        .client_approval(client_approval)
         .server_info("invoice-mcp", env!("CARGO_PKG_VERSION"))
         .instructions(format!(
             "The billing tools of a small company: look up customers and invoices, charge cards, send receipts. {}",
