@@ -10,6 +10,7 @@
 //! gate replay --tools tools.json transcript.jsonl   # gate's decisions on a recorded conversation
 //! gate reconcile list                               # what waits for a person in ./gate.db
 //! gate report --html report.html                    # the decision log, as text and as a page
+//! gate console --store sqlite:gate.db               # a page to approve, deny, resolve and reopen
 //! ```
 //!
 //! `gate --version` (or `-V`) prints `gate` and the version; `gate help
@@ -53,6 +54,7 @@ mod approvals;
 mod check;
 mod choice;
 mod completions;
+mod console;
 mod cost;
 mod html_report;
 mod input;
@@ -152,6 +154,9 @@ ID is a request id, as `gate approvals list` shows it."
     Approvals(approvals::Command),
     /// Summarize the decision log of a store.
     Report(report::Args),
+    /// Serve a page for the person on call: approvals to decide, unknown
+    /// outcomes to resolve, failed tasks to reopen, the decision report.
+    Console(console::Args),
     /// Print a shell completion script (bash, zsh or fish).
     Completions(completions::Args),
 }
@@ -234,6 +239,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Reconcile(command) => reconcile::run(command),
         Command::Approvals(command) => approvals::run(command),
         Command::Report(args) => report::run(args),
+        Command::Console(args) => console::run(args),
         Command::Completions(args) => completions::run(args),
     };
     match result {

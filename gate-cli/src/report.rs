@@ -72,7 +72,7 @@ fn counts<K: Display>(entries: impl IntoIterator<Item = (K, u64)>) -> String {
     if out.is_empty() { " none".to_owned() } else { out }
 }
 
-fn render_text(report: &DecisionReport, approvals: &ApprovalReport) -> String {
+pub(crate) fn render_text(report: &DecisionReport, approvals: &ApprovalReport) -> String {
     let mut out = format!("{} decisions\n", report.total);
     out += &format!("by action:{}\n", counts(report.by_action.iter().map(|(a, n)| (a, *n))));
     out += &format!("by class:{}\n", counts(report.by_class.iter().map(|(c, n)| (c, *n))));

@@ -11,7 +11,7 @@ mod support;
 
 /// The subcommands, nested ones included, written out here rather than read
 /// from the definition, so that a subcommand that goes missing is noticed.
-const SUBCOMMANDS: [&str; 17] = [
+const SUBCOMMANDS: [&str; 18] = [
     "manifest",
     "check",
     "sanitize",
@@ -28,6 +28,7 @@ const SUBCOMMANDS: [&str; 17] = [
     "approve",
     "deny",
     "report",
+    "console",
     "completions",
 ];
 
@@ -253,6 +254,43 @@ fn copy_files(from: &Path, to: &Path) {
     }
 }
 
+/// Runs `line`, a command that serves until stopped, in `dir`: it must print
+/// its URL and serve the page there (200); then it is stopped.
+fn serves_its_page(line: &str, dir: &Path, path: &str) {
+    use std::io::{BufRead, Read, Write};
+    let mut server = Command::new("sh")
+        .args(["-c", &format!("exec {line}")])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("HOME", dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut printed = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut printed)
+        .unwrap();
+    let url = printed.trim().strip_prefix("gate console: http://");
+    let (authority, page) = url
+        .and_then(|u| u.split_once('/'))
+        .unwrap_or_else(|| panic!("`{line}` printed no URL: {printed:?}"));
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "GET /{page} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        response.starts_with("HTTP/1.1 200"),
+        "`{line}` did not serve its page: {response}"
+    );
+    assert!(response.contains("Waiting for approval (1)"), "{response}");
+}
+
 #[test]
 fn every_example_runs_as_written() {
     let root = std::env::temp_dir().join(format!("gate-cli-help-{}", std::process::id()));
@@ -287,6 +325,10 @@ fn every_example_runs_as_written() {
             ran += 1;
             let dir = root.join(format!("run-{ran}"));
             copy_files(&files, &dir);
+            if line.starts_with("gate console") {
+                serves_its_page(&line, &dir, &path);
+                continue;
+            }
             let out = Command::new("sh")
                 .args(["-c", &line])
                 .current_dir(&dir)

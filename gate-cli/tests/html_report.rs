@@ -9,7 +9,9 @@
 #[path = "../src/html_report/mod.rs"]
 mod html_report;
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -346,26 +348,6 @@ const ERROR_PROBE: &str = "<script>window.addEventListener('error', function (e)
     h.setAttribute('data-errors', (h.getAttribute('data-errors') || '') + (e.message || 'error') + ';'); });\
     </script>";
 
-fn chromium() -> PathBuf {
-    if let Some(path) = std::env::var_os("GATE_CHROMIUM") {
-        return PathBuf::from(path);
-    }
-    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
-    let dirs = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
-    for dir in dirs.unwrap_or_default() {
-        for name in names {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                return candidate;
-            }
-        }
-    }
-    panic!(
-        "headless Chromium is required by this test but was not found on PATH. \
-         Install it (Debian: `apt-get install -y chromium`) or set GATE_CHROMIUM to the browser binary."
-    );
-}
-
 /// Loads `page` (with the error probe) in headless Chromium and returns the
 /// serialized DOM after scripts ran, and Chromium's log.
 fn render_in_chromium(name: &str, page: &str) -> (String, String) {
@@ -378,7 +360,7 @@ fn render_in_chromium(name: &str, page: &str) -> (String, String) {
     std::fs::write(&html, instrumented).expect("write page");
     let stdout_path = dir.join("dom.html");
     let stderr_path = dir.join("chromium.log");
-    let mut child = Command::new(chromium())
+    let mut child = Command::new(support::chromium())
         .args([
             "--headless",
             "--no-sandbox",

@@ -118,7 +118,7 @@ const SCRIPT: &str = include_str!("script.js");
 /// HTML-escapes `s` for text and double- or single-quoted attribute values.
 /// Control characters (other than tab and newline) become U+FFFD: they have no
 /// business in a report and some are not allowed in HTML at all.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
