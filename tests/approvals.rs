@@ -343,6 +343,9 @@ async fn a_denial_is_the_calls_answer_and_is_not_asked_again() {
             "{name}: {}",
             out.text
         );
+        // gate's own words, not the external tool's: not marked as data
+        // from outside.
+        assert!(!out.text.contains("untrusted-data"), "{name}: {}", out.text);
         assert_eq!(out.call_id, "c1");
         let repeat = task.handle(charge("c2", 500)).await;
         assert!(

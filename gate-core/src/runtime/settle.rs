@@ -308,13 +308,13 @@ impl Settling<'_, '_> {
             // A successful call ends the repair episode (rule 1).
             state.episode_rejections.clear();
         }
-        let out = render::output(
-            self.gate.result_sanitizer.as_ref(),
-            value,
-            self.effects,
-            is_error,
-            replayed,
-        );
+        // A person's refusal is gate's text, not the tool's: it is not
+        // marked as data from outside, whatever the tool reads.
+        let effects = match self.case.attempt {
+            Attempt::Declined { .. } => Effects::new(),
+            _ => self.effects,
+        };
+        let out = render::output(self.gate.result_sanitizer.as_ref(), value, effects, is_error, replayed);
         grow_context(state, &out.text);
         out
     }
