@@ -38,6 +38,12 @@ pub struct Effects {
     keyed: bool,
     #[serde(default)]
     approval: bool,
+    #[serde(default)]
+    private: bool,
+    #[serde(default)]
+    untrusted: bool,
+    #[serde(default)]
+    trusted: bool,
 }
 
 /// An inconsistent set of effect flags.
@@ -59,6 +65,9 @@ impl Effects {
             external: false,
             keyed: false,
             approval: false,
+            private: false,
+            untrusted: false,
+            trusted: false,
         }
     }
 
@@ -111,6 +120,31 @@ impl Effects {
         self
     }
 
+    /// The tool's results hold the user's private data (a CRM record, an
+    /// inbox, a balance): the information-flow guard stops it leaving
+    /// through an `external` call once the task has read untrusted text.
+    pub const fn private(mut self) -> Self {
+        self.private = true;
+        self
+    }
+
+    /// The tool's results hold text written by third parties (emails
+    /// received, web pages, shared files, reviews, chat messages): the
+    /// information-flow guard stops a value from it steering a call that
+    /// changes state or reaches outside.
+    pub const fn untrusted(mut self) -> Self {
+        self.untrusted = true;
+        self
+    }
+
+    /// The results of this `external` read are not third-party text (an
+    /// exchange-rate service, the operator's own API behind a gateway):
+    /// without it, a read of an `external` tool is `untrusted`.
+    pub const fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
     /// Refuses combinations that contradict each other.
     pub const fn check(self) -> Result<Self, EffectsError> {
         if self.read_only && self.destructive {
@@ -128,6 +162,14 @@ impl Effects {
         } else if self.writes && self.idempotent {
             Err(EffectsError(
                 "a tool cannot be both `writes` and `idempotent`: writes means a second call makes a second change; an idempotent write is just `idempotent`",
+            ))
+        } else if self.untrusted && self.trusted {
+            Err(EffectsError(
+                "a tool cannot be both `untrusted` and `trusted`: untrusted says third parties write its results",
+            ))
+        } else if self.trusted && !(self.external && self.read_only) {
+            Err(EffectsError(
+                "`trusted` only applies to an `external` `read_only` tool, whose results are untrusted without it; other tools' results are trusted already",
             ))
         } else {
             Ok(self)
@@ -169,9 +211,33 @@ impl Effects {
         self.approval
     }
 
+    /// True when the tool's results hold the user's private data.
+    pub const fn is_private(self) -> bool {
+        self.private
+    }
+
+    /// True when the tool's results hold text third parties wrote: it says
+    /// `untrusted`, or it is an `external` read that does not say `trusted`.
+    pub const fn is_untrusted(self) -> bool {
+        self.untrusted || (self.external && self.read_only && !self.trusted)
+    }
+
+    /// True when the tool's results carry a label the information-flow
+    /// guard follows (`private` or untrusted).
+    pub const fn is_labelled(self) -> bool {
+        self.is_private() || self.is_untrusted()
+    }
+
+    /// True when the information-flow guard is asked about the tool's
+    /// calls: it changes state or reaches outside.
+    pub const fn is_guarded(self) -> bool {
+        !self.read_only || self.external
+    }
+
     /// gate's names of the flags set, as manifests carry them (MCP `_meta`,
     /// `gate/effects`): `read_only`, `idempotent`, `writes`, `destructive`,
-    /// `external`, `keyed`, `approval`, in that order. An idempotent flag
+    /// `external`, `keyed`, `approval`, `private`, `untrusted`, `trusted`,
+    /// in that order. An idempotent flag
     /// implied by `read_only` is not repeated.
     pub fn names(self) -> Vec<&'static str> {
         let flags = [
@@ -182,6 +248,9 @@ impl Effects {
             (self.external, "external"),
             (self.keyed, "keyed"),
             (self.approval, "approval"),
+            (self.private, "private"),
+            (self.untrusted, "untrusted"),
+            (self.trusted, "trusted"),
         ];
         flags
             .into_iter()
@@ -203,9 +272,12 @@ impl Effects {
                 "external" => effects.external(),
                 "keyed" => effects.keyed(),
                 "approval" => effects.approval(),
+                "private" => effects.private(),
+                "untrusted" => effects.untrusted(),
+                "trusted" => effects.trusted(),
                 other => {
                     return Err(format!(
-                        "unknown effect {other:?}: gate's effects are read_only, idempotent, writes, destructive, external, keyed, approval"
+                        "unknown effect {other:?}: gate's effects are read_only, idempotent, writes, destructive, external, keyed, approval, private, untrusted, trusted"
                     ));
                 }
             };
@@ -287,6 +359,27 @@ mod tests {
                 .unwrap_err()
                 .contains("\"lethal\"")
         );
+    }
+
+    #[test]
+    fn labels_as_the_guard_reads_them() {
+        let inbox = Effects::new().read_only().private().untrusted();
+        assert!(inbox.is_private() && inbox.is_untrusted() && !inbox.is_guarded());
+        let web = Effects::new().read_only().external();
+        assert!(web.is_untrusted() && web.is_guarded(), "an external read is untrusted");
+        let rates = web.trusted();
+        assert!(!rates.is_untrusted() && rates.check().is_ok());
+        let charge = Effects::new().writes().external();
+        assert!(
+            !charge.is_untrusted() && charge.is_guarded(),
+            "a write's answer is not third-party text"
+        );
+        assert!(!Effects::new().read_only().is_labelled() && !Effects::new().read_only().is_guarded());
+        assert!(Effects::new().writes().is_guarded());
+        assert!(web.untrusted().trusted().check().is_err());
+        assert!(Effects::new().writes().external().trusted().check().is_err());
+        assert_eq!(inbox.names(), ["read_only", "private", "untrusted"]);
+        assert_eq!(Effects::from_names(rates.names()), Ok(rates));
     }
 
     #[test]

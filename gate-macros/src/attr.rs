@@ -20,6 +20,9 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "external",
     "keyed",
     "approval",
+    "private",
+    "untrusted",
+    "trusted",
     "name",
     "description",
     "title",
@@ -46,6 +49,9 @@ pub(crate) enum EffectFlag {
     External,
     Keyed,
     Approval,
+    Private,
+    Untrusted,
+    Trusted,
 }
 
 /// A `timeout = "..."` literal and the milliseconds it says.
@@ -66,6 +72,9 @@ pub(crate) struct ToolAttrs {
     pub(crate) external: Flag,
     pub(crate) keyed: Flag,
     pub(crate) approval: Flag,
+    pub(crate) private: Flag,
+    pub(crate) untrusted: Flag,
+    pub(crate) trusted: Flag,
     /// The effect flags as written, so a conflict is reported on the later one.
     pub(crate) effects_in_order: Vec<EffectFlag>,
     pub(crate) name: Option<LitStr>,
@@ -91,6 +100,9 @@ impl ToolAttrs {
             EffectFlag::External => self.external,
             EffectFlag::Keyed => self.keyed,
             EffectFlag::Approval => self.approval,
+            EffectFlag::Private => self.private,
+            EffectFlag::Untrusted => self.untrusted,
+            EffectFlag::Trusted => self.trusted,
         }
     }
 }
@@ -344,6 +356,9 @@ pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, tokens: TokenStream) -> ToolAttrs 
             "external" => Some((&mut attrs.external, EffectFlag::External)),
             "keyed" => Some((&mut attrs.keyed, EffectFlag::Keyed)),
             "approval" => Some((&mut attrs.approval, EffectFlag::Approval)),
+            "private" => Some((&mut attrs.private, EffectFlag::Private)),
+            "untrusted" => Some((&mut attrs.untrusted, EffectFlag::Untrusted)),
+            "trusted" => Some((&mut attrs.trusted, EffectFlag::Trusted)),
             _ => None,
         };
         if let Some((slot, flag)) = flag {

@@ -27,6 +27,8 @@ pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span:
     read_only_does_not_write(cx, attrs);
     read_only_is_not_keyed(cx, attrs);
     writes_is_not_idempotent(cx, attrs);
+    untrusted_is_not_trusted(cx, attrs);
+    trusted_is_an_external_read(cx, attrs);
     keyed_takes_the_context(cx, f, attrs);
     timeout_is_not_zero(cx, attrs);
     timeout_is_at_most_a_day(cx, attrs);
@@ -43,9 +45,9 @@ pub(crate) fn check(cx: &mut Ctxt, f: &ToolFn<'_>, attrs: &ToolAttrs, attr_span:
 
 /// gate decides retry safety from declared effects, so a tool that declares
 /// none cannot be handled safely; the message says what each flag means.
-/// `external`, `keyed` and `approval` only modify an effect (where the tool
-/// reaches, how its downstream deduplicates, who must agree first), so they
-/// do not count alone.
+/// `external`, `keyed`, `approval`, `private`, `untrusted` and `trusted` only
+/// modify an effect (where the tool reaches, how its downstream deduplicates,
+/// who must agree first, what its results hold), so they do not count alone.
 fn effects_are_declared(cx: &mut Ctxt, attrs: &ToolAttrs, attr_span: Span) {
     if attrs.read_only.is_some() || attrs.idempotent.is_some() || attrs.writes.is_some() || attrs.destructive.is_some()
     {
@@ -55,6 +57,9 @@ fn effects_are_declared(cx: &mut Ctxt, attrs: &ToolAttrs, attr_span: Span) {
         (attrs.external, "`external`"),
         (attrs.keyed, "`keyed`"),
         (attrs.approval, "`approval`"),
+        (attrs.private, "`private`"),
+        (attrs.untrusted, "`untrusted`"),
+        (attrs.trusted, "`trusted`"),
     ]
     .into_iter()
     .filter_map(|(flag, name)| flag.map(|_| name))
@@ -124,6 +129,32 @@ fn writes_is_not_idempotent(cx: &mut Ctxt, attrs: &ToolAttrs) {
         cx.error_at(
             span,
             "a tool cannot be both `writes` and `idempotent`: writes means a second call makes a second change; an idempotent write is just `idempotent`, so remove `writes` (or `idempotent` if calling it twice makes two)",
+        );
+    }
+}
+
+/// `untrusted` says third parties write the tool's results and `trusted`
+/// that they do not; the information-flow guard cannot follow both, so one
+/// of the two flags is a mistake.
+fn untrusted_is_not_trusted(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    if let Some(span) = second_of(attrs, EffectFlag::Untrusted, EffectFlag::Trusted) {
+        cx.error_at(
+            span,
+            "a tool cannot be both `untrusted` and `trusted`: untrusted says third parties write its results and trusted that they do not; remove one",
+        );
+    }
+}
+
+/// `trusted` lifts the one label gate infers by itself: an `external`
+/// `read_only` tool's results are untrusted unless it says `trusted`. Any
+/// other tool's results are trusted already, so `trusted` there changes
+/// nothing and would mislead a reader into thinking it does.
+fn trusted_is_an_external_read(cx: &mut Ctxt, attrs: &ToolAttrs) {
+    let Some(trusted) = attrs.trusted else { return };
+    if attrs.external.is_none() || attrs.read_only.is_none() {
+        cx.error_at(
+            trusted,
+            "`trusted` only applies to an `external` `read_only` tool, whose results are untrusted without it; other tools' results are trusted already, so remove `trusted` (or declare the tool `read_only, external` if it only reads from outside)",
         );
     }
 }

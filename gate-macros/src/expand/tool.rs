@@ -326,6 +326,9 @@ fn effects(attrs: &ToolAttrs, private: &Private) -> TokenStream {
         (attrs.external, "external"),
         (attrs.keyed, "keyed"),
         (attrs.approval, "approval"),
+        (attrs.private, "private"),
+        (attrs.untrusted, "untrusted"),
+        (attrs.trusted, "trusted"),
     ] {
         if flag.is_some() {
             let method = Ident::new(method, Span::call_site());
