@@ -290,6 +290,7 @@
 //! | [`manifest`] | rendering one tool or a list in a dialect, importing other manifests |
 //! | [`provider`] | providers' tool-call and tool-result shapes |
 //! | [`agent`] | the agent loop and its model back ends |
+//! | [`guard`] | the information-flow guard: its policies and its decision table ([`guard::guard`]) |
 //! | [`budget`] | the budgets' parts: the retry budget, backoff, token windows, the cost model |
 //! | [`ledger`] | the stores: opening one, the ledger protocol, task state, the decision log, approval requests |
 //! | [`sanitize`] | the sanitizer |
@@ -307,7 +308,7 @@ pub use toolgate_core::{
     BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec,
     ToolSpecError, Toolbox, ToolboxError, is_portable_tool_name,
 };
-pub use toolgate_core::{agent, provider, sanitize, validate};
+pub use toolgate_core::{agent, guard, provider, sanitize, validate};
 
 /// The runtime's parts beside its entry points (which are at the root):
 /// the policy ([`decide`](runtime::decide) and what it reads), the
@@ -355,12 +356,13 @@ pub mod ledger {
     pub use toolgate_core::ledger::{
         ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalReport, ApprovalStatus, Approvals, BoxFuture, Claim,
         ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS, DEFAULT_RETENTION,
-        DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FollowUps, Lease, Ledger,
-        LedgerConfig, LedgerError, LedgerRecord, MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock,
-        OpenApproval, Outcome, ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State,
-        Storage, StoreKind, SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction,
-        Timestamp, Verdict, canonical_fingerprint, canonical_json, derived_intent_key, fingerprint,
-        key_args_fingerprint, minted_intent_key, new_approval_id, new_owner_token, open, open_with, validate_key,
+        DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FlowMark, FlowState, FollowUps,
+        Lease, Ledger, LedgerConfig, LedgerError, LedgerRecord, MAX_FLOW_MARKS, MAX_FLOW_SOURCES, MAX_KEY_LEN,
+        MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock, OpenApproval, Outcome, ParseDecisionIdError, Reconcile,
+        Reconciliation, Resolution, ResolveRequest, State, Storage, StoreKind, SweepReport, SystemClock, TaskRecord,
+        TaskState, TaskStore, TaskSummary, TaskTransaction, Timestamp, Verdict, canonical_fingerprint, canonical_json,
+        derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, new_approval_id, new_owner_token,
+        open, open_with, seen, validate_key,
     };
 }
 
@@ -416,7 +418,8 @@ pub use toolgate_mcp as mcp;
 /// ```
 ///
 /// Keys (one of `read_only`, `idempotent`, `writes`, `destructive` is
-/// required; `external`, `keyed` and `approval` modify it):
+/// required; `external`, `keyed`, `approval`, `private`, `untrusted` and
+/// `trusted` modify it):
 /// - `read_only`: changes nothing (implies `idempotent`; conflicts with
 ///   `writes`, `destructive` and `keyed`);
 /// - `idempotent`: repeating a call has no further effect;
@@ -430,6 +433,12 @@ pub use toolgate_mcp as mcp;
 ///   `#[ctx] ctx: &Ctx` parameter;
 /// - `approval`: every call waits for a person's approval before it runs,
 ///   and runs once after they agree (see [`ApprovalInbox`]);
+/// - `private`: the results hold the user's private data (a CRM record, an
+///   inbox, a balance);
+/// - `untrusted`: the results hold text third parties wrote (emails
+///   received, web pages, shared files, reviews); conflicts with `trusted`;
+/// - `trusted`: only on an `external` `read_only` tool, whose results are
+///   untrusted without it (other tools' results are trusted already);
 /// - `timeout = "10s"`: how long one call may run (a whole number of `ms`,
 ///   `s` or `m`, above zero, at most 24 hours; default: the gate's);
 /// - `name = "..."` (default: the function name), `description = "..."`

@@ -274,7 +274,8 @@ impl Default for AgentLimits {
 /// `Dialect::OpenAiStrict`), or [`AgentError::Dialect`] is returned before
 /// the first model call. Every turn's latency and usage go to
 /// [`Task::record_turn`], so the model round trips a repair causes count in
-/// the latency budget.
+/// the latency budget. The user's and the system messages are recorded
+/// as trusted input for the information-flow guard ([`Task::user_message`]).
 ///
 /// A turn in which a call gets [`Step::AwaitingApproval`] has its other
 /// calls handled, then the run stops with [`RunOutcome::AwaitingApproval`]:
@@ -503,6 +504,16 @@ async fn drive(
     limits: AgentLimits,
     observe: &mut (dyn FnMut(&Exchange) + Send),
 ) -> Result<RunOutcome, AgentError> {
+    // The user's and the operator's own words are trusted input for the
+    // guard: a value in them is not one a third party slipped in. A store
+    // that cannot take them fails safe: the guard asks about more calls.
+    for message in &messages {
+        if let Message::User(text) | Message::System(text) = message
+            && let Err(e) = task.user_message(text).await
+        {
+            tracing::warn!(target: "gate::store", error = %e, task = %task.id(), "a message of the user was not recorded for the guard");
+        }
+    }
     while progress.turns < limits.max_turns {
         let started = tokio::time::Instant::now();
         let turn = next_turn(model, &messages, tools, limits).await?;

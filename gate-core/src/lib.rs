@@ -15,6 +15,7 @@ pub mod agent;
 mod ctx;
 mod effects;
 mod error;
+pub mod guard;
 pub mod manifest;
 pub mod provider;
 pub mod runtime;

@@ -22,6 +22,7 @@ use crate::approval::ApprovalRecord;
 use crate::decision::DecisionRecord;
 use crate::error::LedgerError;
 use crate::failure::FailureReport;
+use crate::flow::FlowState;
 use crate::future::BoxFuture;
 use crate::record::{Finish, Lease, LedgerRecord};
 use crate::time::Timestamp;
@@ -61,6 +62,8 @@ pub struct TaskState {
     /// here (waiting, approved, declined), and the requests decided since
     /// the task last asked are those not yet delivered.
     pub approvals: Vec<OpenApproval>,
+    /// What the information-flow guard knows of what the task read.
+    pub flow: FlowState,
 }
 
 /// An approval request a task made: which request, for which call, and

@@ -94,7 +94,8 @@ pub(super) fn concerns(gate: &Inner, task: TaskView<'_>, admitted: &Admitted<'_>
         || gate.approvals.policy.is_some()
 }
 
-/// The approval stage: `Ok(None)` when the call runs as any other,
+/// The approval stage, `guarded` with the guard's reason when it stopped
+/// the call: `Ok(None)` when the call runs as any other,
 /// `Ok(Some(request))` when it runs because a person approved `request`,
 /// and an attempt that ends the call otherwise (it waits, a person
 /// declined, the task has too many requests waiting, the store is down).
@@ -103,6 +104,7 @@ pub(super) async fn approval(
     task: TaskView<'_>,
     call_id: &str,
     admitted: &Admitted<'_>,
+    guarded: Option<String>,
 ) -> Result<Option<Box<ApprovalRecord>>, Attempt> {
     let open = &task.record.state.approvals;
     let policy = gate.approvals.policy.as_deref();
@@ -120,6 +122,8 @@ pub(super) async fn approval(
     }
     let reason = if declared {
         Some(messages::approval_required(admitted.spec().name()))
+    } else if guarded.is_some() {
+        guarded
     } else {
         policy.and_then(|p| {
             p.needs_approval(&ApprovalQuestion {
@@ -177,11 +181,11 @@ fn answered(gate: &Inner, request: ApprovalRecord) -> Result<Option<Box<Approval
                 &request.tool,
                 request.denial_reason.as_deref().unwrap_or("no reason given"),
             ),
-            approval_id: request.id,
+            approval_id: Some(request.id),
         }),
         ApprovalStatus::Expired => Err(Attempt::Declined {
             text: messages::approval_expired(&request.tool, request.expires_at),
-            approval_id: request.id,
+            approval_id: Some(request.id),
         }),
     }
 }

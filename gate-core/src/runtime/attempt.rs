@@ -55,9 +55,10 @@ pub(super) enum Attempt {
     /// The call waits for a person's approval; nothing ran. `new`: the
     /// request is made now (stored with the decision), not found.
     AwaitingApproval { request: Box<ApprovalRecord>, new: bool },
-    /// A person declined the call (or nobody decided in time): `text` is
+    /// A person declined the call (or nobody decided in time), or the
+    /// guard refused it with nobody to ask (no `approval_id`): `text` is
     /// the definitive error the model reads; nothing ran.
-    Declined { text: String, approval_id: String },
+    Declined { text: String, approval_id: Option<String> },
     /// The ledger answered before the tool ran; the tool did not run.
     Stopped {
         reason: FailureReason,
@@ -104,7 +105,7 @@ impl Attempt {
     pub(super) fn approval_id(&self) -> Option<&str> {
         match self {
             Attempt::AwaitingApproval { request, .. } => Some(&request.id),
-            Attempt::Declined { approval_id, .. } => Some(approval_id),
+            Attempt::Declined { approval_id, .. } => approval_id.as_deref(),
             _ => None,
         }
     }

@@ -17,12 +17,14 @@ use toolgate_validate::Validator;
 
 use super::approval::{ApprovalPolicy, ApprovalSettings, DEFAULT_APPROVAL_EXPIRY, MAX_APPROVAL_EXPIRY};
 use super::budget::{Budget, RetryBudget};
+use super::flow::FlowSettings;
 use super::gate::{Gate, Inner};
 use super::log::DecisionSink;
 #[cfg(feature = "otel")]
 use super::trace::Metrics;
 use super::writer::SuccessWriter;
 use crate::Toolbox;
+use crate::guard::Guard;
 
 /// The default store: an SQLite file in the working directory.
 pub const DEFAULT_STORE: &str = "sqlite:gate.db";
@@ -94,6 +96,8 @@ pub struct GateBuilder {
     seed: Option<u64>,
     approval_policy: Option<Arc<dyn ApprovalPolicy>>,
     approval_expiry: Duration,
+    guard: Guard,
+    guard_refuses: bool,
     #[cfg(feature = "otel")]
     meter: Option<opentelemetry::metrics::Meter>,
 }
@@ -117,6 +121,8 @@ impl Gate {
             seed: None,
             approval_policy: None,
             approval_expiry: DEFAULT_APPROVAL_EXPIRY,
+            guard: Guard::trifecta(),
+            guard_refuses: false,
             #[cfg(feature = "otel")]
             meter: None,
         }
@@ -275,6 +281,23 @@ impl GateBuilder {
         self
     }
 
+    /// The information-flow guard's policy (default [`Guard::trifecta`]):
+    /// which calls need a person once a task has read results of tools
+    /// declared `private` or `untrusted` (see [`crate::guard`]). It does
+    /// nothing in a task that has read no labelled result.
+    pub fn guard(mut self, policy: Guard) -> Self {
+        self.guard = policy;
+        self
+    }
+
+    /// A call the guard stops is refused (a definitive error naming the
+    /// argument and where its value came from) instead of waiting for a
+    /// person: for agents that run unattended, with nobody to ask.
+    pub fn guard_refuses(mut self) -> Self {
+        self.guard_refuses = true;
+        self
+    }
+
     /// Compiles every tool's validator and opens the store.
     pub async fn build(self) -> Result<Gate, GateError> {
         if self.store_patience > MAX_STORE_PATIENCE {
@@ -355,6 +378,10 @@ impl GateBuilder {
             approvals: ApprovalSettings {
                 policy: self.approval_policy,
                 expiry: self.approval_expiry,
+            },
+            flow: FlowSettings {
+                guard: self.guard,
+                refuses: self.guard_refuses,
             },
             successes,
             #[cfg(feature = "otel")]

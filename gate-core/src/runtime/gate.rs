@@ -16,6 +16,7 @@ use toolgate_validate::Validator;
 
 use super::approval::ApprovalSettings;
 use super::budget::{Budget, RetryBudget};
+use super::flow::FlowSettings;
 use super::log::DecisionSink;
 use super::writer::SuccessWriter;
 use crate::Toolbox;
@@ -46,6 +47,8 @@ pub(super) struct Inner {
     pub(super) rng: Mutex<StdRng>,
     /// Who decides whether a call needs a person, and how long one may take.
     pub(super) approvals: ApprovalSettings,
+    /// The information-flow guard's settings.
+    pub(super) flow: FlowSettings,
     /// Where the records of successful read-only calls wait for their batch.
     pub(super) successes: SuccessWriter,
     /// The counters every decision adds to.

@@ -16,7 +16,9 @@
 //! terminal?   a failed task runs nothing more (rule 7)                    task.rs
 //! admit       resolve the tool, check its scopes, validate and parse the
 //!             arguments, refuse a repeated failed call (rule 3)           admit.rs
-//!   ┆ guard     (seam) is the call steered by a third party's text?
+//! guard       is the call steered by a third party's text? (asked for
+//!             state-changing or external calls of a labelled task; the
+//!             decision is crate::guard)                                  flow.rs
 //! approval    where a person must agree: store the request, or wait on
 //!             it, or run what was approved, or answer a refusal          approval.rs
 //! claim       a side effect's intent with its dispatch, one commit        claim.rs
@@ -34,12 +36,11 @@
 //! decision set; the gate's retry budget pays for it there, once it is
 //! recorded.
 //!
-//! The seam is where the next stage goes, between admission and approval:
-//! the information-flow guard (labels and data flow decide whether a call
-//! may run, needs a person, or is refused). It takes the view and the
-//! admitted call, as admission and approval do, and ends a call the way
-//! they do, with an attempt the decision settles; "needs a person" goes
-//! through approval.
+//! The guard takes the view and the admitted call, as admission and
+//! approval do: it lets the call on, hands approval its reason for asking a
+//! person, or (with `GateBuilder::guard_refuses`) ends the call with a
+//! refusal the decision settles. `settle` records what each result adds to
+//! the guard's memory, in the task's state.
 //!
 //! Beside the stages: `gate` (the shared part), `builder` (settings and
 //! [`GateError`]), `inbox` ([`ApprovalInbox`], where people decide), `view` (the task as stages read it), `identity` (a
@@ -60,6 +61,7 @@ mod builder;
 mod choose;
 mod claim;
 mod class;
+mod flow;
 mod gate;
 mod identity;
 mod inbox;

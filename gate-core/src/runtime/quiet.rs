@@ -17,6 +17,7 @@ use super::admit::Admitted;
 use super::attempt::Attempt;
 use super::budget::task_budget;
 use super::choose::Case;
+use super::flow;
 use super::gate::Inner;
 use super::render;
 use super::settle::{Settled, recorded_key};
@@ -24,7 +25,9 @@ use super::step::{Step, ToolCall};
 use super::view::TaskView;
 
 /// The quiet path, when `case` takes it: a successful read-only call whose
-/// success [changes nothing](is_quiet) in the task's state. Its record need
+/// success [changes nothing](is_quiet) in the task's state (nor in what the
+/// guard remembers: the tool is not labelled and the task read no labelled
+/// result). Its record need
 /// not be written before the step returns. The case comes back otherwise
 /// (by value: the general path owns it next; boxing it would cost every
 /// call an allocation to save a move).
@@ -33,7 +36,11 @@ pub(super) fn quietly<'a, 'c>(gate: &Inner, task: TaskView<'_>, case: Case<'a, '
     let Some(admitted) = case.admitted else {
         return Err(case);
     };
-    let quiet = admitted.spec().effects().is_read_only() && !task.record.terminal && is_quiet(gate, &task.record.state);
+    let effects = admitted.spec().effects();
+    let quiet = effects.is_read_only()
+        && !task.record.terminal
+        && !flow::remembers(&task.record.state.flow, effects)
+        && is_quiet(gate, &task.record.state);
     match case.attempt {
         Attempt::Returned {
             value,
@@ -155,6 +162,7 @@ mod tests {
                 // With the rejection count, as a rejection sets both.
                 repair_turn_pending: on(0),
                 approvals: Vec::new(),
+                flow: Default::default(),
             };
             // A declared intent gives the record a key.
             states.push((state.clone(), false));

@@ -27,6 +27,7 @@ use super::admit::Admitted;
 use super::attempt::Attempt;
 use super::budget::{closed, task_budget};
 use super::choose::{Case, Choice, choose};
+use super::flow;
 use super::gate::Inner;
 use super::identity::{message_hash, raw_fingerprint};
 use super::messages;
@@ -176,7 +177,12 @@ pub(super) fn settle(
 /// (`Task::take_decided`), and keeps it for the identical call.
 fn mark_delivered(case: &Case<'_, '_>, state: &mut TaskState) {
     let delivered = match (&case.attempt, case.admitted.and_then(Admitted::approved)) {
-        (Attempt::Declined { approval_id, .. }, _) => approval_id.as_str(),
+        (
+            Attempt::Declined {
+                approval_id: Some(id), ..
+            },
+            _,
+        ) => id.as_str(),
         (_, Some(request)) => request.id.as_str(),
         _ => return,
     };
@@ -293,7 +299,17 @@ impl Settling<'_, '_> {
                 is_error,
                 replayed,
                 ..
-            } => (value.clone(), *is_error, *replayed),
+            } => {
+                // What a tool returned joins what the guard knows the task read.
+                flow::note_result(
+                    &mut state.flow,
+                    self.effects,
+                    &self.case.call.name,
+                    &self.case.call.id,
+                    value,
+                );
+                (value.clone(), *is_error, *replayed)
+            }
             _ => (
                 json!({"error": self.choice.error_text.as_deref().unwrap_or_default()}),
                 true,
@@ -557,6 +573,7 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         logged_latency_ms,
         repair_turn_pending,
         approvals,
+        flow,
     } = new;
     old.rejections != *rejections
         || old.episode_rejections != *episode_rejections
@@ -568,6 +585,7 @@ fn state_changed(old: &TaskState, new: &TaskState) -> bool {
         || old.logged_latency_ms != *logged_latency_ms
         || old.repair_turn_pending != *repair_turn_pending
         || old.approvals != *approvals
+        || old.flow != *flow
 }
 
 /// Rule 3's memory: the call that failed, once.

@@ -19,6 +19,7 @@ use super::approval;
 use super::attempt::Attempt;
 use super::choose::{Case, choose};
 use super::claim::claim;
+use super::flow;
 use super::gate::Gate;
 use super::log;
 use super::persist::{self, Committed, TaskWrite};
@@ -315,6 +316,48 @@ impl Task {
         }
     }
 
+    /// Records what the user asked, in their own words: for the
+    /// information-flow guard ([`crate::guard`]) the values in it (an
+    /// address, an account, a URL) are trusted input, so a call that uses
+    /// them is not taken for one steered by a third party's text, even when
+    /// an untrusted result holds them too. [`agent::run`](crate::agent::run)
+    /// and [`agent::resume`](crate::agent::resume) record the user's and the
+    /// operator's messages themselves; a custom loop calls this for each.
+    ///
+    /// What it adds is committed with the task's state now, so every worker
+    /// of the store sees it; a message that adds nothing new writes nothing.
+    pub async fn user_message(&mut self, text: &str) -> Result<(), LedgerError> {
+        self.load().await?;
+        let gate = self.gate.clone();
+        let inner = gate.inner();
+        let limit = inner.budget.token_limit();
+        for _ in 0..MAX_CONFLICT_ROUNDS {
+            let mut task = self.stored.clone();
+            if !flow::note_user(&mut task.state.flow, text) {
+                return Ok(());
+            }
+            task.writer = new_owner_token();
+            let (store, patience) = (&*inner.store, inner.store_patience);
+            match persist::commit_usage(store, &limit, &[], 0, &task, patience).await {
+                Committed::Done {
+                    writes: TaskWrite(task),
+                    revision,
+                } => {
+                    self.stored = task;
+                    self.stored.revision = revision.unwrap_or(self.stored.revision);
+                    return Ok(());
+                }
+                Committed::Conflict => self.reload().await,
+                Committed::IntentRefused(e) | Committed::Failed(e) => return Err(e),
+            }
+        }
+        // Another worker keeps changing the task: the message is kept in
+        // memory and written with this worker's next decision.
+        flow::note_user(&mut self.stored.state.flow, text);
+        tracing::warn!(target: "gate::store", task = %self.id, "the user's message is recorded with the next decision: the task kept changing on another worker");
+        Ok(())
+    }
+
     /// A step for every approval request of the task decided since it last
     /// asked: an approved call runs now (in this worker, once: the ledger
     /// holds it under the request's intent key) and its step answers the
@@ -376,15 +419,29 @@ impl Task {
                 return self.conclude(case, span).await.step;
             }
         };
-        // Seam: the information-flow guard (is this call steered by text
-        // from a third party?) is asked here, after admission and before
-        // approval, a file taking the view and the admitted call like the
-        // stages around it.
-        //
+        // The guard: is this call steered by text a third party wrote?
+        let guarded = if flow::concerns(self.view(), &admitted) {
+            let screened = flow::screen(&inner.flow, self.view(), &admitted);
+            trace::record_guard(span, &screened);
+            match screened {
+                Ok(reason) => reason,
+                Err(refused) => {
+                    let case = Case {
+                        call,
+                        admitted: Some(&admitted),
+                        attempt: refused,
+                        attempt_no: 1,
+                    };
+                    return self.conclude(case, span).await.step;
+                }
+            }
+        } else {
+            None
+        };
         // Approval: has a person agreed, where one must? Boxed, as every
         // wait a call rarely makes.
-        if approval::concerns(inner, self.view(), &admitted) {
-            match Box::pin(approval::approval(inner, self.view(), &call.id, &admitted)).await {
+        if guarded.is_some() || approval::concerns(inner, self.view(), &admitted) {
+            match Box::pin(approval::approval(inner, self.view(), &call.id, &admitted, guarded)).await {
                 Ok(None) => {}
                 Ok(Some(request)) => {
                     trace::record_approval(span, &request.id);

@@ -30,6 +30,7 @@
 //! | `gate.attempt` | the attempt of the call the decision was about (an internal retry is attempt 2, …) |
 //! | `gate.repair_tokens` | the tokens that decision spent on repair |
 //! | `gate.approval.id` | the approval request the call waits on, was declined by, or runs under |
+//! | `gate.guard.verdict` | what the information-flow guard said, when it was asked: `runs`, `needs_approval`, `refused` |
 //!
 //! The names under `gen_ai.` and `error.type` are the conventions' (a test
 //! holds them to the `opentelemetry-semantic-conventions` crate's
@@ -84,6 +85,7 @@ pub(super) fn call_span(call: &ToolCall) -> Span {
         gate.attempt = Empty,
         gate.repair_tokens = Empty,
         gate.approval.id = Empty,
+        gate.guard.verdict = Empty,
     );
     // The conventions' name holds the tool's, which a static span name
     // cannot: formatted only for a span someone reads.
@@ -121,6 +123,19 @@ pub(super) fn record_decision(span: &Span, record: &DecisionRecord) {
 pub(super) fn record_approval(span: &Span, approval_id: &str) {
     if !span.is_disabled() {
         span.record("gate.approval.id", approval_id);
+    }
+}
+
+/// Records the guard's verdict on the call: it runs (`Ok(None)`), needs a
+/// person (`Ok(Some(reason))`), or is refused.
+pub(super) fn record_guard<T>(span: &Span, screened: &Result<Option<String>, T>) {
+    if !span.is_disabled() {
+        let verdict = match screened {
+            Ok(None) => "runs",
+            Ok(Some(_)) => "needs_approval",
+            Err(_) => "refused",
+        };
+        span.record("gate.guard.verdict", verdict);
     }
 }
 
