@@ -289,12 +289,32 @@ impl Task {
             return;
         }
         let gate = self.gate.clone();
+        let limits = &gate.inner().budget;
+        let written = self
+            .write_state(|stored| {
+                usage::note_context(&mut stored.state, tokens);
+                usage::turn_write(limits, stored, tokens, latency)
+            })
+            .await;
+        if let Err(e) = written {
+            tracing::warn!(target: "gate::store", error = %e, task = %self.id, "turn not recorded: the estimate stands");
+        }
+    }
+
+    /// Writes the task's state as `next` makes it from the stored one
+    /// (`None`: nothing to write), again from the task as reloaded when
+    /// another worker changed it. `Ok(false)` when the task kept changing
+    /// for every round.
+    async fn write_state(
+        &mut self,
+        mut next: impl FnMut(&mut TaskRecord) -> Option<usage::TurnWrite>,
+    ) -> Result<bool, LedgerError> {
+        let gate = self.gate.clone();
         let inner = gate.inner();
         let limit = inner.budget.token_limit();
         for _ in 0..MAX_CONFLICT_ROUNDS {
-            usage::note_context(&mut self.stored.state, tokens);
-            let Some(write) = usage::turn_write(&inner.budget, &self.stored, tokens, latency) else {
-                return;
+            let Some(write) = next(&mut self.stored) else {
+                return Ok(true);
             };
             let (store, patience) = (&*inner.store, inner.store_patience);
             match persist::commit_usage(store, &limit, &write.settles, write.actual, &write.task, patience).await {
@@ -304,16 +324,14 @@ impl Task {
                 } => {
                     self.stored = task;
                     self.stored.revision = revision.unwrap_or(self.stored.revision);
-                    return;
+                    return Ok(true);
                 }
                 Committed::Conflict => self.reload().await,
-                // A usage write finishes no intent, so nothing refuses one.
-                Committed::IntentRefused(e) | Committed::Failed(e) => {
-                    tracing::warn!(target: "gate::store", error = %e, task = %self.id, "turn not recorded: the estimate stands");
-                    return;
-                }
+                // A state write finishes no intent, so nothing refuses one.
+                Committed::IntentRefused(e) | Committed::Failed(e) => return Err(e),
             }
         }
+        Ok(false)
     }
 
     /// Records what the user asked, in their own words: for the
@@ -328,28 +346,22 @@ impl Task {
     /// of the store sees it; a message that adds nothing new writes nothing.
     pub async fn user_message(&mut self, text: &str) -> Result<(), LedgerError> {
         self.load().await?;
-        let gate = self.gate.clone();
-        let inner = gate.inner();
-        let limit = inner.budget.token_limit();
-        for _ in 0..MAX_CONFLICT_ROUNDS {
-            let mut task = self.stored.clone();
-            if !flow::note_user(&mut task.state.flow, text) {
-                return Ok(());
-            }
-            task.writer = new_owner_token();
-            let (store, patience) = (&*inner.store, inner.store_patience);
-            match persist::commit_usage(store, &limit, &[], 0, &task, patience).await {
-                Committed::Done {
-                    writes: TaskWrite(task),
-                    revision,
-                } => {
-                    self.stored = task;
-                    self.stored.revision = revision.unwrap_or(self.stored.revision);
-                    return Ok(());
+        let written = self
+            .write_state(|stored| {
+                let mut task = stored.clone();
+                if !flow::note_user(&mut task.state.flow, text) {
+                    return None;
                 }
-                Committed::Conflict => self.reload().await,
-                Committed::IntentRefused(e) | Committed::Failed(e) => return Err(e),
-            }
+                task.writer = new_owner_token();
+                Some(usage::TurnWrite {
+                    task,
+                    settles: Vec::new(),
+                    actual: 0,
+                })
+            })
+            .await?;
+        if written {
+            return Ok(());
         }
         // Another worker keeps changing the task: the message is kept in
         // memory and written with this worker's next decision.
