@@ -368,7 +368,7 @@ fn replay_refuses_a_transcript_it_cannot_read() {
         (
             "format.json",
             r#"[{"role": "user", "content": "hi"}]"#,
-            "expected \"call\", \"usage\" or \"task\"",
+            "expected \"call\", \"usage\", \"user_message\" or \"task\"",
         ),
     ] {
         let path = dir.join(name);

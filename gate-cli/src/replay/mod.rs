@@ -8,6 +8,7 @@
 //!
 //! ```text
 //! {"task": "t1", "user": "u1"}                          starts a task (optional; one is started for you)
+//! {"user_message": "Pay the invoice from bob@example.com"} what the user wrote (trusted input)
 //! {"usage": {"input_tokens": 4000, "output_tokens": 60}} the provider's usage of a model turn
 //! {"call": {"id": "c1", "name": "lookup_customer", "arguments": "{\"email\":\"a@b.c\"}"}, "result": {...}}
 //! {"call": {...}, "error": {"kind": "timeout"}}
@@ -31,6 +32,15 @@
 //! gate's figure per call is its estimate when it chose the repair; the
 //! summary's total is settled, as in a live run, by the usage of the turn
 //! that answered it.
+//!
+//! The information-flow guard ([`toolgate::guard`]) is applied as in a live
+//! run: the user's messages are trusted input, each result is labelled by
+//! its tool's declared flags in `--tools` (`private`, `untrusted`, an
+//! `external` read), and each call's row shows the guard's verdict (`runs`,
+//! `needs_approval`, or `not_asked`: the tool only reads inside, or the
+//! task has read no labelled result) and its reason. A replay
+//! has no person to ask: a call the guard would hold is refused, so it does
+//! not run and its recorded result is not read, as it would not have been.
 
 mod classify;
 mod transcript;
@@ -41,6 +51,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use toolgate::Action;
+use toolgate::guard::{Guard, Verdict};
 use toolgate::{DynamicTool, FailureClass, Gate, ToolError, Toolbox};
 
 use crate::input::read_text;
@@ -53,6 +64,7 @@ use transcript::{Event, Format};
   gate manifest --format mcp > tools.json
   gate replay --tools tools.json transcript.jsonl
   gate replay --tools tools.json --format openai --json chat.json
+  gate replay --tools tools.json --guard strict transcript.jsonl
   echo '{"call": {"id": "c1", "name": "pay", "arguments": {}}, "error": {"kind": "timeout"}}' | gate replay --tools tools.json -"#)]
 pub(crate) struct Args {
     /// The tool list, in any provider's format (MCP annotations give effects;
@@ -68,6 +80,44 @@ pub(crate) struct Args {
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
+    /// The information-flow guard's policy.
+    #[arg(long, value_enum, default_value_t = GuardPolicy::Trifecta)]
+    guard: GuardPolicy,
+}
+
+/// `--guard`: the policies of [`toolgate::guard::Guard`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum GuardPolicy {
+    /// Follow the data: hold a call steered by untrusted text, or carrying
+    /// private data out after untrusted text was read.
+    Trifecta,
+    /// Hold every state-changing or external call after untrusted text.
+    Strict,
+    /// Hold nothing.
+    Off,
+}
+
+impl GuardPolicy {
+    fn guard(self) -> Guard {
+        match self {
+            GuardPolicy::Trifecta => Guard::trifecta(),
+            GuardPolicy::Strict => Guard::strict(),
+            GuardPolicy::Off => Guard::off(),
+        }
+    }
+}
+
+/// A call's guard verdict as a row shows it: the verdict's name and, when
+/// the call is held, the reason's short name and sentence.
+fn guard_columns(verdict: Option<&Verdict>, tool: &str) -> (&'static str, Value) {
+    match verdict {
+        None => ("not_asked", Value::Null),
+        Some(Verdict::Runs) => ("runs", Value::Null),
+        Some(Verdict::NeedsApproval(reason)) => (
+            "needs_approval",
+            json!({"kind": reason.as_str(), "text": reason.describe(tool)}),
+        ),
+    }
 }
 
 type Answers = Arc<Mutex<HashMap<String, Result<Value, classify::Recorded>>>>;
@@ -122,8 +172,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let answers: Answers = Arc::default();
     let tools = replaying(&toolbox, &answers)?;
     runtime()?.block_on(async {
-        let gate = Gate::builder(tools).store("memory:").seed(0).build().await?;
+        let gate = Gate::builder(tools)
+            .store("memory:")
+            .seed(0)
+            .guard(args.guard.guard())
+            .guard_refuses()
+            .build()
+            .await?;
         let mut actions: BTreeMap<Action, u64> = BTreeMap::new();
+        let mut verdicts: BTreeMap<&str, u64> = BTreeMap::new();
         let (mut calls, mut repair_tokens, mut transcript_tokens) = (0u64, 0u64, 0u64);
         for (n, conversation) in conversations.iter().enumerate() {
             let (id, user) = conversation
@@ -141,11 +198,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                         task.record_usage(*input_tokens, *output_tokens).await;
                         continue;
                     }
+                    Event::User(text) => {
+                        task.user_message(text).await?;
+                        continue;
+                    }
                     Event::Call(logged) => logged,
                 };
                 if let Ok(mut a) = answers.lock() {
                     a.insert(logged.call.id.clone(), logged.outcome.clone());
                 }
+                let verdict = task.guard_verdict(&logged.call).await?;
+                let (guard, guard_reason) = guard_columns(verdict.as_ref(), &logged.call.name);
+                *verdicts.entry(guard).or_default() += 1;
                 let before = task.repair_tokens();
                 let step = task.handle(logged.call.clone()).await;
                 calls += 1;
@@ -158,26 +222,31 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                 if args.json {
                     outln!(
                         "{}",
-                        json!({"task": id, "call_id": call_id, "tool": name, "read_as": read_as, "class": class, "decision": step.action(), "repair_tokens": spent, "transcript_repair_tokens": theirs, "text": step.model_text()})
+                        json!({"task": id, "call_id": call_id, "tool": name, "read_as": read_as, "class": class, "decision": step.action(), "guard": guard, "guard_reason": guard_reason, "repair_tokens": spent, "transcript_repair_tokens": theirs, "text": step.model_text()})
                     );
                 } else {
                     outln!(
-                        "{call_id:<14} {name:<18} read_as={read_as:<22} class={class:<23} decision={:<21} repair_tokens={spent} transcript_repair_tokens={theirs}",
+                        "{call_id:<14} {name:<18} read_as={read_as:<22} class={class:<23} decision={:<21} guard={guard:<14} repair_tokens={spent} transcript_repair_tokens={theirs}",
                         step.action().as_str()
                     );
+                    if let Some(text) = guard_reason.get("text").and_then(Value::as_str) {
+                        outln!("{:<14} guard: {text}", "");
+                    }
                 }
             }
             repair_tokens += task.repair_tokens();
         }
         let tasks = conversations.len();
-        let summary = json!({"calls": calls, "tasks": tasks, "repair_tokens": repair_tokens, "transcript_repair_tokens": transcript_tokens, "decisions": actions.iter().map(|(a, n)| (a.to_string(), json!(n))).collect::<serde_json::Map<_, _>>()});
+        let summary = json!({"calls": calls, "tasks": tasks, "repair_tokens": repair_tokens, "transcript_repair_tokens": transcript_tokens, "decisions": actions.iter().map(|(a, n)| (a.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(), "guard": args.guard.guard().name(), "guard_verdicts": verdicts});
         if args.json {
             outln!("{}", json!({"summary": summary}));
         } else {
             let list: Vec<String> = actions.iter().map(|(a, n)| format!("{a}={n}")).collect();
+            let held = verdicts.get("needs_approval").copied().unwrap_or(0);
             outln!(
-                "summary: {calls} calls in {tasks} task(s), {}, {repair_tokens} repair tokens (the transcript spent {transcript_tokens})",
-                list.join(" ")
+                "summary: {calls} calls in {tasks} task(s), {}, {repair_tokens} repair tokens (the transcript spent {transcript_tokens}), {held} held by the {} guard",
+                list.join(" "),
+                args.guard.guard().name()
             );
         }
         Ok(ExitCode::SUCCESS)

@@ -4,13 +4,16 @@
 //!
 //! Three formats are read:
 //!
-//! - **gate's own JSON lines** (`{"call": …}`, `{"usage": …}`, `{"task": …}`),
-//!   errors labelled with their `kind` or, unlabelled, read from their text;
+//! - **gate's own JSON lines** (`{"call": …}`, `{"usage": …}`, `{"task": …}`,
+//!   `{"user_message": …}`), errors labelled with their `kind` or,
+//!   unlabelled, read from their text;
 //! - **OpenAI Chat**: a `messages` array (or a request body holding one), the
-//!   assistant's `tool_calls` answered by `role: tool` messages;
+//!   assistant's `tool_calls` answered by `role: tool` messages, the user's
+//!   `role: user` messages;
 //! - **Anthropic Messages**: a `messages` array (or a request body, whose
 //!   `system` counts into the context), `tool_use` blocks answered by
-//!   `tool_result` blocks (`is_error` honoured).
+//!   `tool_result` blocks (`is_error` honoured), the user's text in
+//!   `role: user` messages (a string, or its `text` blocks).
 //!
 //! A provider file is one conversation as a JSON document, or one per line
 //! (JSON lines). A model turn's tokens are its `usage` when the log kept it
@@ -62,6 +65,8 @@ pub(crate) enum Event {
     },
     /// A tool call and what the tool answered.
     Call(Box<LoggedCall>),
+    /// What the user wrote: trusted input for the information-flow guard.
+    User(String),
 }
 
 /// A tool call of the transcript with its result.
@@ -113,7 +118,9 @@ fn documents(text: &str) -> Result<Vec<(Option<usize>, Value)>, UsageError> {
 }
 
 fn is_gate_line(value: &Value) -> bool {
-    ["call", "usage", "task"].iter().any(|k| value.get(k).is_some())
+    ["call", "usage", "task", "user_message"]
+        .iter()
+        .any(|k| value.get(k).is_some())
 }
 
 fn detect(documents: &[(Option<usize>, Value)]) -> Format {
@@ -164,6 +171,11 @@ fn gate_lines(documents: &[(Option<usize>, Value)]) -> Result<Vec<Conversation>,
                 input_tokens: get("input_tokens"),
                 output_tokens: get("output_tokens"),
             }
+        } else if let Some(text) = event.get("user_message") {
+            let text = text
+                .as_str()
+                .ok_or_else(|| bad("`user_message` must be a string".into()))?;
+            Event::User(text.to_owned())
         } else if let Some(call) = event.get("call") {
             let id = call
                 .get("id")
@@ -182,7 +194,7 @@ fn gate_lines(documents: &[(Option<usize>, Value)]) -> Result<Vec<Conversation>,
             };
             Event::Call(Box::new(LoggedCall { call, outcome, reading }))
         } else {
-            return Err(bad("expected \"call\", \"usage\" or \"task\"".into()));
+            return Err(bad("expected \"call\", \"usage\", \"user_message\" or \"task\"".into()));
         };
         match conversations.last_mut() {
             Some(current) => current.events.push(event),
@@ -220,6 +232,13 @@ struct Builder {
 impl Builder {
     fn read(&mut self, text: &str) {
         self.context = self.context.saturating_add(estimate_tokens(text));
+    }
+
+    fn user(&mut self, text: String) {
+        self.read(&text);
+        if !text.is_empty() {
+            self.events.push(Event::User(text));
+        }
     }
 
     fn turn(&mut self, message: &Map<String, Value>, text: &str, calls: Vec<ToolCall>) {
@@ -320,7 +339,7 @@ fn conversation(document: &Value, anthropic: bool) -> Result<Conversation, Strin
             (true, "user") if content.is_some_and(Value::is_array) => {
                 for block in content.and_then(Value::as_array).into_iter().flatten() {
                     if block.get("type").and_then(Value::as_str) != Some("tool_result") {
-                        builder.read(block.get("text").and_then(Value::as_str).unwrap_or_default());
+                        builder.user(block.get("text").and_then(Value::as_str).unwrap_or_default().to_owned());
                         continue;
                     }
                     let id = block
@@ -333,6 +352,7 @@ fn conversation(document: &Value, anthropic: bool) -> Result<Conversation, Strin
                         .map_err(at)?;
                 }
             }
+            (_, "user") => builder.user(text_of(content)),
             _ => builder.read(&text_of(content)),
         }
     }

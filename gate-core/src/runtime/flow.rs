@@ -36,13 +36,7 @@ pub(super) fn screen(
     admitted: &Admitted<'_>,
 ) -> Result<Option<String>, Attempt> {
     let spec = admitted.spec();
-    let verdict = guard(
-        settings.guard,
-        &task.record.state.flow,
-        spec.effects(),
-        &admitted.identity().args,
-    );
-    match verdict {
+    match verdict(settings, task, admitted) {
         Verdict::Runs => Ok(None),
         Verdict::NeedsApproval(reason) if settings.refuses => Err(Attempt::Declined {
             text: messages::guard_refused(spec.name(), &reason.describe(spec.name())),
@@ -50,6 +44,16 @@ pub(super) fn screen(
         }),
         Verdict::NeedsApproval(reason) => Ok(Some(reason.describe(spec.name()))),
     }
+}
+
+/// The guard's verdict on `admitted` in `task`, under the gate's policy.
+pub(super) fn verdict(settings: &FlowSettings, task: TaskView<'_>, admitted: &Admitted<'_>) -> Verdict {
+    guard(
+        settings.guard,
+        &task.record.state.flow,
+        admitted.spec().effects(),
+        &admitted.identity().args,
+    )
 }
 
 /// Whether the guard has anything to ask about `admitted`: the tool

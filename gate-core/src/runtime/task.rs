@@ -31,6 +31,7 @@ use super::step::{Feedback, Step, ToolCall};
 use super::trace;
 use super::usage;
 use super::view::TaskView;
+use crate::guard::Verdict;
 use crate::{Dialect, ManifestError, ToolSpec};
 
 /// Rounds of "another worker changed the task: reload and decide again"
@@ -332,6 +333,24 @@ impl Task {
             }
         }
         Ok(false)
+    }
+
+    /// What the information-flow guard ([`crate::guard`]) says of `call`
+    /// now, without running it or writing anything: `None` when the guard
+    /// is not asked (the call would be refused before it, by resolution,
+    /// scopes or validation; its tool only reads inside; or the task has
+    /// read no labelled result yet). `gate replay` shows it per call; a
+    /// console can show it before a person is asked.
+    pub async fn guard_verdict(&mut self, call: &ToolCall) -> Result<Option<Verdict>, LedgerError> {
+        self.load().await?;
+        let inner = self.gate.inner();
+        let Ok(admitted) = admit(inner, self.view(), call) else {
+            return Ok(None);
+        };
+        if !flow::concerns(self.view(), &admitted) {
+            return Ok(None);
+        }
+        Ok(Some(flow::verdict(&inner.flow, self.view(), &admitted)))
     }
 
     /// Records what the user asked, in their own words: for the
