@@ -305,10 +305,17 @@ pub use toolgate_core::runtime::{
     FailureReport, Feedback, Gate, GateBuilder, GateError, PendingApproval, Step, Task, ToolCall, ToolOutput,
 };
 pub use toolgate_core::{
-    BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Tool, ToolError, ToolFuture, ToolSpec,
+    BoxError, Ctx, DynamicTool, Effects, EffectsError, PreparedCall, Principal, Tool, ToolError, ToolFuture, ToolSpec,
     ToolSpecError, Toolbox, ToolboxError, is_portable_tool_name,
 };
 pub use toolgate_core::{agent, guard, provider, sanitize, validate};
+
+/// A tool's queries on PostgreSQL run for the call's principal, so
+/// row-level-security policies hold whatever the model asks (feature
+/// `postgres`).
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use toolgate_core::postgres;
 
 /// The runtime's parts beside its entry points (which are at the root):
 /// the policy ([`decide`](runtime::decide) and what it reads), the

@@ -491,6 +491,31 @@ async fn a_tool_runs_only_when_its_scopes_are_granted() {
 }
 
 #[tokio::test]
+async fn a_tool_sees_the_principal_its_program_set_never_one_the_model_sent() {
+    let spec = ToolSpec::new(
+        "whoami",
+        "Who the call runs for.",
+        json!({"type": "object", "properties": {"user": {"type": "string"}}}),
+        Effects::new().read_only(),
+    )
+    .unwrap();
+    let tool = DynamicTool::new(spec).with_handler(|ctx, _| {
+        let principal = ctx.principal();
+        let seen = json!({"user": principal.user(), "scopes": principal.scopes().collect::<Vec<_>>()});
+        async move { Ok(seen) }
+    });
+    let gate = gate_of(vec![tool], |b| b).await;
+    let mut task = gate.task("ann").grant(["crm:read", "billing:charge"]);
+    let step = task.handle(call("c1", "whoami", json!({"user": "root"}))).await;
+    let seen: Value = serde_json::from_str(step.model_text()).unwrap();
+    assert_eq!(seen, json!({"user": "ann", "scopes": ["billing:charge", "crm:read"]}));
+    let mut bare = gate.task("bob");
+    let step = bare.handle(call("c1", "whoami", json!({}))).await;
+    let seen: Value = serde_json::from_str(step.model_text()).unwrap();
+    assert_eq!(seen, json!({"user": "bob", "scopes": []}));
+}
+
+#[tokio::test]
 async fn a_scope_refusal_counts_toward_the_rejection_cap() {
     let charges = Script::new(&[]);
     let gate = gate_of(billing_tools(&charges), |b| b.rejection_cap(1)).await;

@@ -17,6 +17,9 @@ mod effects;
 mod error;
 pub mod guard;
 pub mod manifest;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
 pub mod provider;
 pub mod runtime;
 mod tool;
@@ -25,7 +28,7 @@ mod toolbox;
 #[doc(hidden)]
 pub mod __private;
 
-pub use ctx::Ctx;
+pub use ctx::{Ctx, Principal};
 pub use effects::{Effects, EffectsError};
 pub use error::{BoxError, ToolError};
 pub use manifest::{Dialect, ManifestError};

@@ -150,10 +150,11 @@ mod tests {
             "required": ["email"],
         });
         let validator = Arc::new(toolgate_validate::Validator::new(&schema).unwrap());
-        let (task, user): (Arc<str>, Arc<str>) = (Arc::from("t1"), Arc::from("u1"));
+        let task: Arc<str> = Arc::from("t1");
+        let user = crate::Principal::new("u1", Vec::<String>::new());
         let of = |arguments: &str| Arc::new(ToolCall::new("c1", "lookup", arguments));
         let arguments = r#"{"email": "a@b.c"}"#;
-        let lazy = Ctx::with_derived_key(&task, &user, &of(arguments), &validator, &[]);
+        let lazy = Ctx::with_derived_key(&task, user.clone(), &of(arguments), &validator, &[]);
         let key = derived_key("t1", "lookup", arguments, &[]);
         let eager = Ctx::new("t1", "u1", "c1", "lookup", key.clone());
         assert_eq!(lazy.intent_key(), key);
@@ -161,7 +162,7 @@ mod tests {
         assert_ne!(lazy, Ctx::new("t1", "u1", "c1", "lookup", "another-key-000000"));
         // Read as the validator reads it: an optional field sent as null is absent.
         let with_null = r#"{"email": "a@b.c", "note": null}"#;
-        let lazy = Ctx::with_derived_key(&task, &user, &of(with_null), &validator, &[]);
+        let lazy = Ctx::with_derived_key(&task, user, &of(with_null), &validator, &[]);
         assert_eq!(lazy.intent_key(), key);
     }
 }

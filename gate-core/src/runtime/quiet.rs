@@ -193,7 +193,7 @@ mod tests {
         let inner = gate.inner();
         let call = ToolCall::new("c1", "lookup", r#"{"email": "a@b.c"}"#);
         let (id, user): (Arc<str>, Arc<str>) = (Arc::from("task-1"), Arc::from("u1"));
-        let granted = BTreeSet::new();
+        let granted = Arc::new(BTreeSet::new());
         let (mut quiet_seen, mut loud_seen) = (0, 0);
         for (state, intent) in states() {
             let record = TaskRecord {

@@ -20,7 +20,7 @@ use super::gate::Inner;
 use super::step::ToolCall;
 use super::view::TaskView;
 use crate::tool::{call_contained, run_contained};
-use crate::{Ctx, PreparedCall, Tool, ToolError};
+use crate::{Ctx, PreparedCall, Principal, Tool, ToolError};
 
 /// Runs `admitted` once under `lease` (the claim's, for a side effect) and
 /// says what came of it.
@@ -31,9 +31,10 @@ pub(super) async fn run(
     admitted: &Admitted<'_>,
     lease: Option<Box<Lease>>,
 ) -> Attempt {
+    let principal = Principal::shared(task.user, task.granted);
     let ctx = match admitted.logged_key(task.id) {
-        Some(key) => Ctx::keyed(task.id, task.user, call, key.to_owned()),
-        None => Ctx::with_derived_key(task.id, task.user, call, admitted.validator, admitted.spec().key_args()),
+        Some(key) => Ctx::keyed(task.id, principal, call, key.to_owned()),
+        None => Ctx::with_derived_key(task.id, principal, call, admitted.validator, admitted.spec().key_args()),
     };
     let how = match admitted.take_prepared() {
         Some(prepared) => How::Prepared(prepared),

@@ -51,7 +51,7 @@ pub struct Task {
     intent: Option<String>,
     /// Scopes granted to the task by the program running it (never from the
     /// store: authority comes from the caller, on every worker).
-    granted: BTreeSet<String>,
+    granted: Arc<BTreeSet<String>>,
     /// The task as last loaded or committed.
     stored: TaskRecord,
     loaded: bool,
@@ -93,7 +93,7 @@ impl Gate {
             id: Arc::from(id),
             user: Arc::from(user),
             intent: None,
-            granted: BTreeSet::new(),
+            granted: crate::ctx::no_scopes(),
             loaded: false,
             unloaded_usage: None,
             last_retries: Vec::new(),
@@ -145,7 +145,7 @@ impl Task {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.granted.extend(scopes.into_iter().map(Into::into));
+        Arc::make_mut(&mut self.granted).extend(scopes.into_iter().map(Into::into));
         self
     }
 

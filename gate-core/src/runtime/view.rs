@@ -24,7 +24,7 @@ pub(super) struct TaskView<'t> {
     /// The intent the task's program declared, if any.
     pub(super) intent: Option<&'t str>,
     /// The scopes the task's program granted.
-    pub(super) granted: &'t BTreeSet<String>,
+    pub(super) granted: &'t Arc<BTreeSet<String>>,
     /// The task's stored state: rejections, failed calls, budgets, the
     /// terminal flag.
     pub(super) record: &'t TaskRecord,
