@@ -10,6 +10,7 @@
 //! an OpenAI-compatible endpoint.
 
 pub mod backend;
+pub mod crm;
 pub mod tools;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use toolgate::ledger::{Resolution, ResolveRequest};
 use toolgate::{Dialect, Gate, Step};
 
 use backend::{Backend, Charge, Fault};
+use crm::PgCrm;
 use tools::InvoiceTools;
 
 /// The system prompt every scenario starts with.
@@ -185,6 +187,11 @@ pub struct DemoReport {
 #[error("{0}")]
 pub struct DemoError(String);
 
+/// Whether `store` names a PostgreSQL database.
+pub fn is_postgres(store: &str) -> bool {
+    store.starts_with("postgres://") || store.starts_with("postgresql://")
+}
+
 fn err(e: impl std::fmt::Display) -> DemoError {
     DemoError(e.to_string())
 }
@@ -266,14 +273,21 @@ pub async fn run_demo(
     observe: &mut (dyn FnMut(&DemoEvent) + Send),
 ) -> Result<DemoReport, DemoError> {
     let backend = Arc::new(Backend::demo());
-    let toolbox = InvoiceTools::new(backend.clone()).into_toolbox();
-    let gate = Gate::builder(toolbox)
+    let user = format!("billing-team-{}", options.run_id);
+    // On PostgreSQL the CRM lives beside the ledger, under row-level
+    // security: the run's team reads its own customers only.
+    let tools = if is_postgres(&options.store) {
+        let crm = PgCrm::open(&options.store, &user).await.map_err(err)?;
+        InvoiceTools::with_crm(backend.clone(), crm)
+    } else {
+        InvoiceTools::new(backend.clone())
+    };
+    let gate = Gate::builder(tools.into_toolbox())
         .store(&options.store)
         .seed(42)
         .build()
         .await
         .map_err(err)?;
-    let user = format!("billing-team-{}", options.run_id);
     let mut results = Vec::new();
     let mut queue_after_timeout = Vec::new();
     for (i, scenario) in SCENARIOS.iter().enumerate() {

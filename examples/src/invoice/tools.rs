@@ -3,7 +3,8 @@
 //! Their effect flags are the point: the reads are `read_only` (retried with a
 //! correction when a call is ambiguous), `charge_card` and `send_receipt` are
 //! not idempotent (a timeout is failed and reconciled, never retried), and
-//! `refund` is idempotent by intent key.
+//! `refund` is idempotent by intent key. The reads take the call's context:
+//! on the PostgreSQL CRM ([`PgCrm`]) they run for its principal.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use serde::Serialize;
 use toolgate::{Ctx, ToolError, tools};
 
 use super::backend::{Backend, Customer, Fault, Invoice};
+use super::crm::PgCrm;
 
 /// What `charge_card` returns: the payment provider's charge.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -45,12 +47,23 @@ pub struct RefundResult {
 /// The tools, sharing one backend.
 pub struct InvoiceTools {
     backend: Arc<Backend>,
+    /// The CRM on PostgreSQL, read for the call's principal; without it,
+    /// the backend's own customers and invoices, which every user sees.
+    crm: Option<PgCrm>,
 }
 
 impl InvoiceTools {
     /// Tools over `backend`.
     pub fn new(backend: Arc<Backend>) -> Self {
-        InvoiceTools { backend }
+        InvoiceTools { backend, crm: None }
+    }
+
+    /// Tools over `backend` whose customers and invoices are `crm`'s.
+    pub fn with_crm(backend: Arc<Backend>, crm: PgCrm) -> Self {
+        InvoiceTools {
+            backend,
+            crm: Some(crm),
+        }
     }
 
     fn read_fault(&self, tool: &str) -> Result<(), ToolError> {
@@ -72,6 +85,7 @@ impl InvoiceTools {
     )]
     async fn lookup_customer(
         &self,
+        #[ctx] ctx: &Ctx,
         /// The customer's email address.
         email: String,
         /// Include the order history.
@@ -80,18 +94,26 @@ impl InvoiceTools {
     ) -> Result<Customer, ToolError> {
         self.read_fault("lookup_customer")?;
         let _ = include_history;
-        self.backend.customer_by_email(&email).cloned().ok_or(ToolError::Empty)
+        let found = match &self.crm {
+            Some(crm) => crm.customer_by_email(ctx.principal(), &email).await?,
+            None => self.backend.customer_by_email(&email).cloned(),
+        };
+        found.ok_or(ToolError::Empty)
     }
 
     /// Search customers by email domain, e.g. `acme.com`.
     #[tool(read_only)]
     async fn search_customers(
         &self,
+        #[ctx] ctx: &Ctx,
         /// The email domain.
         domain: String,
     ) -> Result<Vec<Customer>, ToolError> {
         self.read_fault("search_customers")?;
-        let found = self.backend.customers_in_domain(&domain);
+        let found = match &self.crm {
+            Some(crm) => crm.customers_in_domain(ctx.principal(), &domain).await?,
+            None => self.backend.customers_in_domain(&domain),
+        };
         if found.is_empty() {
             Err(ToolError::Empty)
         } else {
@@ -101,20 +123,28 @@ impl InvoiceTools {
 
     /// List every customer this account may access.
     #[tool(read_only)]
-    async fn list_customers(&self) -> Result<Vec<Customer>, ToolError> {
+    async fn list_customers(&self, #[ctx] ctx: &Ctx) -> Result<Vec<Customer>, ToolError> {
         self.read_fault("list_customers")?;
-        Ok(self.backend.customers().to_vec())
+        match &self.crm {
+            Some(crm) => crm.customers(ctx.principal()).await,
+            None => Ok(self.backend.customers().to_vec()),
+        }
     }
 
     /// Get an invoice by id (`INV-41`).
     #[tool(read_only)]
     async fn get_invoice(
         &self,
+        #[ctx] ctx: &Ctx,
         /// The invoice id.
         invoice_id: String,
     ) -> Result<Invoice, ToolError> {
         self.read_fault("get_invoice")?;
-        self.backend.invoice(&invoice_id).cloned().ok_or(ToolError::NotFound)
+        let found = match &self.crm {
+            Some(crm) => crm.invoice(ctx.principal(), &invoice_id).await?,
+            None => self.backend.invoice(&invoice_id).cloned(),
+        };
+        found.ok_or(ToolError::NotFound)
     }
 
     /// Charge a customer's card for an invoice. Not idempotent: never call it
