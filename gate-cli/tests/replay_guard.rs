@@ -192,3 +192,25 @@ fn a_user_message_that_is_not_text_is_bad_input() {
         "{stderr}"
     );
 }
+
+#[test]
+fn with_held_approve_a_held_call_runs_as_a_person_who_agrees_would_let_it() {
+    let lines = replay(&[
+        "--held",
+        "approve",
+        "--tools",
+        &fixture("mail.tools.json"),
+        &fixture("injected.jsonl"),
+    ]);
+    assert_eq!(verdicts(&lines)[3], ("c4", "needs_approval", "tainted"));
+    let ran = &lines[3];
+    assert_eq!(
+        (ran["decision"].as_str(), ran["class"].as_str()),
+        (Some("return"), Some("none")),
+        "{ran}"
+    );
+    assert!(
+        ran["text"].as_str().unwrap().contains("\nsent\n"),
+        "the tool's result: {ran}"
+    );
+}

@@ -40,7 +40,9 @@
 //! `needs_approval`, or `not_asked`: the tool only reads inside, or the
 //! task has read no labelled result) and its reason. A replay
 //! has no person to ask: a call the guard would hold is refused, so it does
-//! not run and its recorded result is not read, as it would not have been.
+//! not run and its recorded result is not read, as it would not have been;
+//! with `--held approve` it is approved at once, as a person who agrees
+//! would, and runs (the row shows the call's result and the verdict).
 
 mod classify;
 mod transcript;
@@ -52,7 +54,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use toolgate::Action;
 use toolgate::guard::{Guard, Verdict};
-use toolgate::{DynamicTool, FailureClass, Gate, ToolError, Toolbox};
+use toolgate::{DynamicTool, FailureClass, Gate, Step, ToolError, Toolbox};
 
 use crate::input::read_text;
 use crate::{UsageError, load_toolbox, runtime};
@@ -64,7 +66,7 @@ use transcript::{Event, Format};
   gate manifest --format mcp > tools.json
   gate replay --tools tools.json transcript.jsonl
   gate replay --tools tools.json --format openai --json chat.json
-  gate replay --tools tools.json --guard strict transcript.jsonl
+  gate replay --tools tools.json --guard strict --held approve transcript.jsonl
   echo '{"call": {"id": "c1", "name": "pay", "arguments": {}}, "error": {"kind": "timeout"}}' | gate replay --tools tools.json -"#)]
 pub(crate) struct Args {
     /// The tool list, in any provider's format (MCP annotations give effects;
@@ -83,6 +85,20 @@ pub(crate) struct Args {
     /// The information-flow guard's policy.
     #[arg(long, value_enum, default_value_t = GuardPolicy::Trifecta)]
     guard: GuardPolicy,
+    /// What becomes of a call the guard holds: refused (it does not run),
+    /// or approved at once, as a person who agrees would (it runs, and its
+    /// result is read).
+    #[arg(long, value_enum, default_value_t = Held::Refuse)]
+    held: Held,
+}
+
+/// `--held`: what a replay does with a call that needs a person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Held {
+    /// Nobody is there: the call is refused and does not run.
+    Refuse,
+    /// A person approves it (as `replay`): the call runs.
+    Approve,
 }
 
 /// `--guard`: the policies of [`toolgate::guard::Guard`].
@@ -172,13 +188,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
     let answers: Answers = Arc::default();
     let tools = replaying(&toolbox, &answers)?;
     runtime()?.block_on(async {
-        let gate = Gate::builder(tools)
-            .store("memory:")
-            .seed(0)
-            .guard(args.guard.guard())
-            .guard_refuses()
-            .build()
-            .await?;
+        let builder = Gate::builder(tools).store("memory:").seed(0).guard(args.guard.guard());
+        let builder = match args.held {
+            Held::Refuse => builder.guard_refuses(),
+            Held::Approve => builder,
+        };
+        let gate = builder.build().await?;
         let mut actions: BTreeMap<Action, u64> = BTreeMap::new();
         let mut verdicts: BTreeMap<&str, u64> = BTreeMap::new();
         let (mut calls, mut repair_tokens, mut transcript_tokens) = (0u64, 0u64, 0u64);
@@ -211,7 +226,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, UsageError> {
                 let (guard, guard_reason) = guard_columns(verdict.as_ref(), &logged.call.name);
                 *verdicts.entry(guard).or_default() += 1;
                 let before = task.repair_tokens();
-                let step = task.handle(logged.call.clone()).await;
+                let mut step = task.handle(logged.call.clone()).await;
+                if let (Held::Approve, Step::AwaitingApproval(pending)) = (args.held, &step) {
+                    gate.approvals()
+                        .approve(&pending.approval_id, "replay", Some("--held approve"))
+                        .await?;
+                    // The identical call runs the approved request, once.
+                    step = task.handle(logged.call.clone()).await;
+                }
                 calls += 1;
                 *actions.entry(step.action()).or_default() += 1;
                 let class = step.failure_class().map_or("none", FailureClass::as_str);
