@@ -365,11 +365,11 @@ pub mod ledger {
         ClaimRequest, ClassActionCount, Clock, DEFAULT_BUSY_TIMEOUT, DEFAULT_MEMORY_DECISIONS, DEFAULT_RETENTION,
         DecisionId, DecisionLog, DecisionQuery, DecisionRecord, DecisionReport, Finish, FlowMark, FlowState, FollowUps,
         Lease, Ledger, LedgerConfig, LedgerError, LedgerRecord, MAX_FLOW_MARKS, MAX_FLOW_SOURCES, MAX_KEY_LEN,
-        MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock, OpenApproval, Outcome, ParseDecisionIdError, Reconcile,
-        Reconciliation, Resolution, ResolveRequest, State, Storage, StoreKind, SweepReport, SystemClock, TaskRecord,
-        TaskState, TaskStore, TaskSummary, TaskTransaction, Timestamp, Verdict, canonical_fingerprint, canonical_json,
-        derived_intent_key, fingerprint, key_args_fingerprint, minted_intent_key, new_approval_id, new_owner_token,
-        open, open_with, seen, validate_key,
+        MAX_USER_PHRASES, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, ManualClock, OpenApproval, Outcome,
+        ParseDecisionIdError, Reconcile, Reconciliation, Resolution, ResolveRequest, State, Storage, StoreKind,
+        SweepReport, SystemClock, TaskRecord, TaskState, TaskStore, TaskSummary, TaskTransaction, Timestamp, Verdict,
+        canonical_fingerprint, canonical_json, derived_intent_key, fingerprint, key_args_fingerprint,
+        minted_intent_key, new_approval_id, new_owner_token, open, open_with, seen, validate_key,
     };
 }
 

@@ -169,6 +169,10 @@ pub fn guard(policy: Guard, flow: &FlowState, effects: Effects, arguments: &Valu
     leaves_of(arguments, &mut String::new(), &mut leaves);
     let mut private = None;
     for (path, text) in &leaves {
+        // A value the user wrote is theirs, whatever else held it.
+        if phrase_fingerprint(text).is_some_and(|fp| flow.user_wrote(fp)) {
+            continue;
+        }
         for fp in identifiers(text).iter().map(|id| fingerprint(id)) {
             let Some(mark) = flow.mark(fp) else { continue };
             if mark.seen & seen::UNTRUSTED != 0 && mark.seen & (seen::USER | seen::TRUSTED) == 0 {
@@ -200,6 +204,46 @@ pub fn fingerprints(value: &Value) -> Vec<u64> {
         .flat_map(|(_, text)| identifiers(text))
         .map(|id| fingerprint(&id))
         .collect();
+    fps.sort_unstable();
+    fps.dedup();
+    fps
+}
+
+/// The longest phrase of a user's message remembered as a value of its
+/// own, in words: a title, a channel's name, a short description.
+const MAX_PHRASE_WORDS: usize = 8;
+
+/// The words of `text` as a phrase compares them: lower case, without the
+/// quotes and brackets around them and the punctuation after them.
+fn phrase_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| "'\"`‘’“”«»()[]{}<>".contains(c))
+                .trim_end_matches(['.', ',', ';', ':', '!', '?'])
+                .trim_matches(|c: char| "'\"`‘’“”«»()[]{}<>".contains(c))
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+}
+
+/// The fingerprint of `value` as a phrase, when it is short enough to be
+/// one: what [`phrase_fingerprints`] records of a message that holds it.
+fn phrase_fingerprint(value: &str) -> Option<u64> {
+    let words: Vec<String> = phrase_words(value).take(MAX_PHRASE_WORDS + 1).collect();
+    (!words.is_empty() && words.len() <= MAX_PHRASE_WORDS).then(|| fingerprint(&words.join(" ")))
+}
+
+/// The fingerprints of every phrase of up to eight consecutive words of a
+/// user's message: an argument equal to one of them is a value the user
+/// wrote (`general` in "post it in the 'general' channel").
+pub fn phrase_fingerprints(text: &str) -> Vec<u64> {
+    let words: Vec<String> = phrase_words(text).collect();
+    let mut fps = Vec::new();
+    for start in 0..words.len() {
+        for end in start + 1..=(start + MAX_PHRASE_WORDS).min(words.len()) {
+            fps.push(fingerprint(&words[start..end].join(" ")));
+        }
+    }
     fps.sort_unstable();
     fps.dedup();
     fps
@@ -437,6 +481,7 @@ mod tests {
             ..FlowState::default()
         };
         flow.note(fingerprints(&json!(user)), seen::USER, None);
+        flow.note_user_phrases(phrase_fingerprints(user));
         flow.note(fingerprints(&json!(trusted)), seen::TRUSTED, None);
         flow.note(
             fingerprints(&json!(untrusted)),
@@ -469,6 +514,19 @@ mod tests {
         let unlabelled = FlowState::default();
         let mut full = attacked.clone();
         full.overflowed = true;
+        // Channel names a third party may have chosen, and a user who named one.
+        let mut channels = flow(
+            "Post the summary in the 'general' channel, titled Weekly Notes.",
+            "",
+            "",
+            "",
+        );
+        channels.untrusted_seen = true;
+        channels.note(
+            fingerprints(&json!(["general", "External_0", "weekly notes"])),
+            seen::UNTRUSTED,
+            Some("read_inbox (c1)"),
+        );
         #[rustfmt::skip]
         let rows: Vec<(&str, Guard, &FlowState, Effects, Value, Verdict)> = vec![
             ("an IBAN from the email, compact",      Guard::trifecta(), &attacked, wire, json!({"iban": "DE89370400440532013000", "cents": 500}), tainted("/iban")),
@@ -487,10 +545,37 @@ mod tests {
             ("strict, nothing untrusted",            Guard::strict(),   &calm, wire, json!({"memo": "x"}), Verdict::Runs),
             ("a full memory is strict",              Guard::trifecta(), &full, post, json!({"title": "hello"}), Verdict::NeedsApproval(GuardReason::MemoryFull)),
             ("off",                                  Guard::off(),      &attacked, wire, json!({"iban": "DE89370400440532013000"}), Verdict::Runs),
+            ("a channel the user named",             Guard::trifecta(), &channels, post, json!({"channel": "general", "title": "Weekly notes"}), Verdict::Runs),
+            ("a channel the user did not name",      Guard::trifecta(), &channels, post, json!({"channel": "External_0"}), tainted("/channel")),
+            ("the user's words inside a longer text", Guard::trifecta(), &channels, post, json!({"channel": "the general channel"}), Verdict::Runs),
         ];
         for (name, policy, flow, effects, arguments, expected) in rows {
             assert_eq!(guard(policy, flow, effects, &arguments), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn a_phrase_matches_what_the_user_wrote_quoted_cased_or_punctuated() {
+        let written = phrase_fingerprints("Create 'Follow-up meeting' with description: Catch up over lunch.");
+        for value in [
+            "Follow-up meeting",
+            "catch up over lunch",
+            "Catch up over lunch.",
+            "\"follow-up meeting\"",
+        ] {
+            assert!(written.contains(&phrase_fingerprint(value).unwrap()), "{value}");
+        }
+        for value in [
+            "lunch meeting",
+            "meeting follow-up",
+            "nine words is more than a phrase can be long",
+        ] {
+            assert!(
+                phrase_fingerprint(value).is_none_or(|fp| !written.contains(&fp)),
+                "{value}"
+            );
+        }
+        assert_eq!(phrase_fingerprint("  \"\" "), None, "no words, no phrase");
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! a fingerprint of every value it read since (never the text itself), each
 //! with where it was seen. The memory is bounded ([`MAX_FLOW_MARKS`] values,
 //! [`MAX_FLOW_SOURCES`] untrusted results); past the bound the task keeps
-//! what it has, stops recording, and the guard treats it as `strict`.
+//! what it has, stops recording, and the guard treats it as `strict`. Of
+//! the user's own messages it keeps, beside their identifiers, the
+//! fingerprints of their short phrases ([`MAX_USER_PHRASES`]), so that a
+//! value the user wrote is theirs whatever its length.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -17,6 +20,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub const MAX_FLOW_MARKS: usize = 2048;
 /// The most untrusted results a task names as sources: 255.
 pub const MAX_FLOW_SOURCES: usize = 255;
+/// The most phrases of the user's own messages a task keeps: 4096, at most
+/// 64 KiB of stored state (8 bytes each, hex-encoded). Past it, what else
+/// the user writes is remembered by its identifiers only, so the guard can
+/// only ask more.
+pub const MAX_USER_PHRASES: usize = 4096;
 
 /// Where a value was seen, as bits of [`FlowMark::seen`].
 pub mod seen {
@@ -60,6 +68,12 @@ pub struct FlowState {
     /// The values read, sorted by fingerprint.
     #[serde(serialize_with = "pack", deserialize_with = "unpack")]
     pub marks: Vec<FlowMark>,
+    /// Fingerprints of the phrases (runs of up to a few words) of the
+    /// user's own messages, sorted: a value the user wrote (a channel's
+    /// name, an event's title) is theirs even when it is too short or too
+    /// common to be an identifier.
+    #[serde(serialize_with = "pack_phrases", deserialize_with = "unpack_phrases")]
+    pub user_phrases: Vec<u64>,
 }
 
 impl FlowState {
@@ -120,6 +134,26 @@ impl FlowState {
         changed
     }
 
+    /// Whether the user wrote the phrase with fingerprint `fp`.
+    pub fn user_wrote(&self, fp: u64) -> bool {
+        self.user_phrases.binary_search(&fp).is_ok()
+    }
+
+    /// Records fingerprints of phrases of the user's own messages, up to
+    /// [`MAX_USER_PHRASES`]; returns whether anything changed.
+    pub fn note_user_phrases(&mut self, fps: impl IntoIterator<Item = u64>) -> bool {
+        let mut changed = false;
+        for fp in fps {
+            if let Err(at) = self.user_phrases.binary_search(&fp)
+                && self.user_phrases.len() < MAX_USER_PHRASES
+            {
+                self.user_phrases.insert(at, fp);
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// Marks the memory as full; whether that is news.
     fn overflow(&mut self) -> bool {
         !std::mem::replace(&mut self.overflowed, true)
@@ -162,6 +196,33 @@ fn unpack<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<FlowMark>, D
     Ok(marks)
 }
 
+/// The phrases' fingerprints as one hex string, 8 bytes each.
+fn pack_phrases<S: Serializer>(fps: &[u64], serializer: S) -> Result<S::Ok, S::Error> {
+    let bytes: Vec<u8> = fps.iter().flat_map(|fp| fp.to_be_bytes()).collect();
+    serializer.serialize_str(&hex::encode(bytes))
+}
+
+fn unpack_phrases<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u64>, D::Error> {
+    use serde::de::Error;
+    let bytes = hex::decode(String::deserialize(deserializer)?).map_err(D::Error::custom)?;
+    if bytes.len() % 8 != 0 {
+        return Err(D::Error::custom(
+            "user phrases: not a whole number of 8-byte fingerprints",
+        ));
+    }
+    let mut fps: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|chunk| {
+            let mut fp = [0u8; 8];
+            fp.copy_from_slice(chunk);
+            u64::from_be_bytes(fp)
+        })
+        .collect();
+    fps.sort_unstable();
+    fps.dedup();
+    Ok(fps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +251,21 @@ mod tests {
         assert!(flow.note([u64::MAX], seen::TRUSTED, None));
         assert!(flow.overflowed && flow.marks.len() == MAX_FLOW_MARKS);
         assert!(!flow.note([u64::MAX - 1], seen::TRUSTED, None), "already overflowed");
+    }
+
+    #[test]
+    fn user_phrases_round_trip_sorted_and_stop_at_their_bound() {
+        let mut flow = FlowState::default();
+        assert!(flow.note_user_phrases([9, 3, 5]));
+        assert!(!flow.note_user_phrases([3]), "nothing new");
+        let back: FlowState = serde_json::from_str(&serde_json::to_string(&flow).unwrap()).unwrap();
+        assert_eq!(back.user_phrases, [3, 5, 9]);
+        assert!(back.user_wrote(5) && !back.user_wrote(4));
+        let mut full = FlowState::default();
+        full.note_user_phrases(0..MAX_USER_PHRASES as u64 + 10);
+        assert_eq!(full.user_phrases.len(), MAX_USER_PHRASES);
+        assert!(!full.overflowed, "fewer phrases only make the guard ask more");
+        assert!(serde_json::from_str::<FlowState>(r#"{"user_phrases":"abcd"}"#).is_err());
     }
 
     #[test]

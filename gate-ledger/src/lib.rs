@@ -125,7 +125,7 @@ pub use decision::{
 pub use decision_id::{DecisionId, ParseDecisionIdError};
 pub use error::LedgerError;
 pub use failure::FailureReport;
-pub use flow::{FlowMark, FlowState, MAX_FLOW_MARKS, MAX_FLOW_SOURCES, seen};
+pub use flow::{FlowMark, FlowState, MAX_FLOW_MARKS, MAX_FLOW_SOURCES, MAX_USER_PHRASES, seen};
 pub use future::BoxFuture;
 pub use keys::{
     MAX_KEY_LEN, MIN_DISTINCT_KEY_CHARS, MIN_KEY_LEN, canonical_fingerprint, canonical_json, derived_intent_key,

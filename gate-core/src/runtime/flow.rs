@@ -17,7 +17,7 @@ use super::attempt::Attempt;
 use super::messages;
 use super::view::TaskView;
 use crate::Effects;
-use crate::guard::{Guard, Verdict, fingerprints, guard};
+use crate::guard::{Guard, Verdict, fingerprints, guard, phrase_fingerprints};
 
 /// The guard's settings a gate holds.
 pub(super) struct FlowSettings {
@@ -90,5 +90,6 @@ pub(super) fn note_result(flow: &mut FlowState, effects: Effects, tool: &str, ca
 /// Records the user's (or the operator's) own words: values in them are
 /// trusted. Returns whether the memory changed.
 pub(super) fn note_user(flow: &mut FlowState, text: &str) -> bool {
-    flow.note(fingerprints(&Value::String(text.to_owned())), seen::USER, None)
+    let phrases = flow.note_user_phrases(phrase_fingerprints(text));
+    flow.note(fingerprints(&Value::String(text.to_owned())), seen::USER, None) || phrases
 }
