@@ -6,12 +6,22 @@
 //! than the background writer's queue (what a caller waits for) and
 //! sustained (where a durable store's writer sets the pace). PostgreSQL is
 //! measured when `GATE_POSTGRES_URL` is set.
+//!
+//! The group `guard` prices the information-flow guard on the memory
+//! store, in pairs that differ only in a label: a read of an inbox of 1 and
+//! 16 KiB declared `untrusted` against the same read unlabelled (every
+//! value of a labelled result is fingerprinted into the task's state), and
+//! an outbound `send_email` in a task that has read such an inbox against
+//! one in a task that has read nothing labelled (where the guard is not
+//! asked).
 
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolgate::ToolCall;
 
+#[path = "common/guard_calls.rs"]
+mod guard_calls;
 #[path = "common/handle_call.rs"]
 mod handle_call;
 #[path = "../tests/support/invoice.rs"]
@@ -67,6 +77,35 @@ fn handle(c: &mut Criterion) {
     }
     group.finish();
     let _ = std::fs::remove_dir_all(&dir);
+    guard(c, &runtime);
+}
+
+fn guard(c: &mut Criterion, runtime: &tokio::runtime::Runtime) {
+    let mut group = c.benchmark_group("guard");
+    for kib in [1, 16] {
+        let inbox = guard_calls::inbox(kib);
+        let gate = runtime.block_on(guard_calls::gate(&inbox));
+        for tool in ["read_plain", "read_inbox"] {
+            let mut task = runtime.block_on(guard_calls::task_after(&gate, tool));
+            let label = if tool == "read_inbox" {
+                "untrusted"
+            } else {
+                "unlabelled"
+            };
+            group.bench_function(format!("read of {kib} KiB, {label}"), |b| {
+                b.iter(|| runtime.block_on(task.handle(guard_calls::read(tool))));
+            });
+            let mut n = 0;
+            group.bench_function(format!("send_email after {kib} KiB, {label}"), |b| {
+                b.iter(|| {
+                    n += 1;
+                    runtime.block_on(task.handle(guard_calls::send(n)))
+                });
+            });
+        }
+        runtime.block_on(gate.shutdown());
+    }
+    group.finish();
 }
 
 criterion_group!(benches, handle);
