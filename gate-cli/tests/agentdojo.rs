@@ -8,11 +8,11 @@
 //! subset or the full set.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
+
+mod support;
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -40,21 +40,11 @@ fn conversations(file: &str, suite: &str) -> String {
 
 /// Per task, the ids of its calls the guard held under `policy`.
 fn held(suite: &str, transcript: &str, policy: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let tools = data(&format!("{suite}.tools.json"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
-        .args(["replay", "--json", "--guard", policy, "--held", "approve", "--tools"])
-        .arg(&tools)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let text = transcript.to_owned();
-    let writer = std::thread::spawn(move || input.write_all(text.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let tools = data(&format!("{suite}.tools.json")).display().to_string();
+    let args = [
+        "replay", "--json", "--guard", policy, "--held", "approve", "--tools", &tools, "-",
+    ];
+    let out = support::gate_bytes(&args, transcript.as_bytes(), None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut held: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in String::from_utf8(out.stdout).unwrap().lines() {

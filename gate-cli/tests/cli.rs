@@ -2,12 +2,13 @@
 //! status (0 success, 1 a negative result, 2 bad input).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
 mod support;
+use support::{fixture, gate_bytes};
 
 /// The command, started with all three streams piped.
 fn spawn(args: &[&str]) -> Child {
@@ -26,37 +27,6 @@ fn gate(args: &[&str], stdin: Option<&str>) -> Output {
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
-}
-
-/// The command run in `dir` (the temporary directory if `None`) with `stdin`
-/// written from another thread, so a command that exits before reading all of
-/// it (bad input on another argument) neither blocks the test nor fails it
-/// with a broken pipe.
-fn gate_bytes(args: &[&str], stdin: &[u8], dir: Option<&Path>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
-        .args(args)
-        .current_dir(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let stdin = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 fn stdout(out: &Output) -> String {

@@ -2,31 +2,16 @@
 //! trusted input, results are labelled by the tools' declared flags, and
 //! each call's row carries the guard's verdict and reason.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
+mod support;
+use support::fixture;
 
 /// `gate ARGS…` with `stdin` written to it.
 fn gate(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    support::gate_bytes(args, stdin.as_bytes(), None)
 }
 
 /// The JSON lines of `gate replay --json ARGS…` (a transcript of `-` is

@@ -1,8 +1,44 @@
 //! What several of the command's test files set up the same way.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use toolgate::{DynamicTool, Effects, Gate, ToolError, ToolSpec, Toolbox};
+
+/// The path of `name` in `tests/fixtures/`.
+#[allow(dead_code, reason = "each test crate uses a part of the support")]
+pub fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The `gate` command run in `dir` (the temporary directory if `None`)
+/// with `stdin` written from another thread, so a command that exits
+/// before reading all of it (bad input on another argument) neither blocks
+/// the test nor fails it with a broken pipe.
+#[allow(dead_code, reason = "each test crate uses a part of the support")]
+pub fn gate_bytes(args: &[&str], stdin: &[u8], dir: Option<&Path>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .args(args)
+        .current_dir(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
 
 /// The headless Chromium the browser tests drive: `$GATE_CHROMIUM`, or the
 /// first Chromium or Chrome on `PATH`.
