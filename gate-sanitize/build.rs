@@ -1,19 +1,92 @@
-//! Compiles the vendored gitleaks rule set (`data/gitleaks/gitleaks.toml`)
-//! into Rust data, checking on the way that every regex the sanitizer will
-//! run compiles with the `regex` crate: a rule that does not stops the build
-//! with the rule's id, so no rule is ever skipped silently.
+//! Compiles the vendored rule sets, gitleaks' (`data/gitleaks/gitleaks.toml`)
+//! and Nosey Parker's (`data/noseyparker/rules.json`), into one Rust table,
+//! checking on the way that every regex the sanitizer will run compiles
+//! with the `regex` crate and that every rule has literal anchors for the
+//! engine's one pass: a rule that fails either stops the build with the
+//! rule's id, so no rule is ever skipped silently.
 
-#[path = "src/gitleaks/translate.rs"]
+#[path = "src/vendored/anchors.rs"]
+mod anchors;
+#[path = "src/vendored/translate.rs"]
 mod translate;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use regex::Regex;
+
 const CONFIG: &str = "data/gitleaks/gitleaks.toml";
+const NOSEYPARKER: &str = "data/noseyparker/rules.json";
+
+/// The engine's window around a keyword (`src/vendored/mod.rs`): how far
+/// back a match may start and how far forward it may reach, for a rule
+/// whose pattern does not say.
+const BACK: usize = 256;
+const FORWARD: usize = 2048;
+
+/// The farthest a match of a rule that starts at its keyword may reach: a
+/// base64-encoded PEM key runs past 2 KiB.
+const LONG_FORWARD: usize = 16 * 1024;
+
+/// Nosey Parker's rule sets the sanitizer runs: its default set and its
+/// password hashes. `np.assets` finds public identifiers (bucket names,
+/// client ids), which are not secrets.
+const NP_RULESETS: &[&str] = &["default", "np.hashes"];
+
+/// Nosey Parker rules a gate detector reports better: JWTs (gate decodes
+/// both segments) and PEM private keys (gate's detector handles truncated
+/// keys and empty blocks).
+const NP_SUPERSEDED: &[&str] = &["np.jwt.1", "np.pem.1"];
+
+/// Nosey Parker rules with no literal an anchor could be, each with why it
+/// is left out rather than given a pass over the text of its own.
+const NP_UNANCHORED: &[(&str, &str)] = &[(
+    "np.salesforce.1",
+    "its only literals are `00` and `!` (`00` + 13 characters + `!` + 96), which every number would hit",
+)];
+
+/// The capture groups of Nosey Parker rules that say whose credential it
+/// is rather than being it: a username or login, a host, a key or client
+/// id, a setting's name. They stay in the text, as gate's own rules keep a
+/// URL's user and host; every other group is a secret. Read off each
+/// pattern (and its examples); `build.rs` checks every entry names a group
+/// the rule has.
+const NP_PUBLIC_GROUPS: &[(&str, &[usize])] = &[
+    ("np.auth0.1", &[1, 2]),
+    ("np.aws.6", &[1]),
+    ("np.azure.1", &[1]),
+    ("np.azure.2", &[1, 2]),
+    ("np.blynk.8", &[1]),
+    ("np.blynk.9", &[1]),
+    ("np.generic.3", &[1]),
+    ("np.generic.4", &[1]),
+    ("np.generic.7", &[1]),
+    ("np.generic.8", &[1, 2]),
+    ("np.generic.9", &[1]),
+    ("np.generic.10", &[1]),
+    ("np.generic.13", &[1]),
+    ("np.generic.14", &[1]),
+    ("np.gitalk.1", &[1]),
+    ("np.google.6", &[1]),
+    ("np.kubernetes.2", &[1]),
+    ("np.mongodb.1", &[1, 3]),
+    ("np.netrc.1", &[1, 2]),
+    ("np.odbc.1", &[1]),
+    ("np.phpmailer.1", &[1, 2]),
+    ("np.postgres.1", &[1, 3]),
+    ("np.psexec.1", &[1]),
+    ("np.vmware.1", &[1]),
+];
+
+/// gitleaks rules a Nosey Parker rule's kind is never folded into: a rule
+/// this general finds the examples of many vendors' rules.
+const TOO_GENERAL: &[&str] = &["generic-api-key"];
 
 fn main() {
     println!("cargo:rerun-if-changed={CONFIG}");
-    println!("cargo:rerun-if-changed=src/gitleaks/translate.rs");
+    println!("cargo:rerun-if-changed={NOSEYPARKER}");
+    println!("cargo:rerun-if-changed=src/vendored/translate.rs");
+    println!("cargo:rerun-if-changed=src/vendored/anchors.rs");
     let text = std::fs::read_to_string(CONFIG).unwrap_or_else(|e| panic!("cannot read {CONFIG}: {e}"));
     let config: toml::Table = text
         .parse()
@@ -33,6 +106,7 @@ fn main() {
         .and_then(|v| v.as_array())
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let mut gitleaks: Vec<(String, Regex, usize)> = Vec::new();
     out.push_str("pub(crate) static RULES: &[Rule] = &[\n");
     for rule in rules {
         let Some(rule) = rule.as_table() else { continue };
@@ -43,9 +117,9 @@ fn main() {
             continue;
         };
         let translated = translate::go_to_rust(&translate::widen_suffix(&regex));
-        if let Err(e) = translate::check(&id, "regex", &translated) {
-            errors.push(e);
-        }
+        let compiled = translate::check(&id, "regex", &translated)
+            .map_err(|e| errors.push(e))
+            .ok();
         let keywords = strings(rule, "keywords");
         if keywords.is_empty() {
             errors.push(format!(
@@ -57,6 +131,9 @@ fn main() {
             .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
             .unwrap_or(0.0);
         let group = rule.get("secretGroup").and_then(|v| v.as_integer()).unwrap_or(0);
+        if let Some(re) = compiled {
+            gitleaks.push((id.clone(), re, group as usize));
+        }
         let mut lists = String::new();
         for a in rule
             .get("allowlists")
@@ -68,16 +145,174 @@ fn main() {
         }
         let _ = writeln!(
             out,
-            "    Rule {{ id: {id:?}, regex: {translated:?}, keywords: &{keywords:?}, entropy: {entropy:?}, secret_group: {group}, allowlists: &[{lists}] }},"
+            "    Rule {{ id: {id:?}, origin: {id:?}, regex: {translated:?}, keywords: &{keywords:?}, entropy: {entropy:?}, back: {BACK}, forward: {FORWARD}, secret_group: {group}, every_group: false, public_groups: &[], allowlists: &[{lists}] }},"
         );
     }
+    noseyparker(&gitleaks, &mut out, &mut errors);
     out.push_str("];\n");
 
     if !errors.is_empty() {
-        panic!("the vendored gitleaks rules do not all compile:\n{}", errors.join("\n"));
+        panic!("the vendored rules do not all compile:\n{}", errors.join("\n"));
     }
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("gitleaks_rules.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+}
+
+/// Appends Nosey Parker's rules to the table. Their patterns are already
+/// the `regex` crate's dialect; their keywords are derived from the pattern
+/// (`anchors`); every capture group is a secret but those
+/// [`NP_PUBLIC_GROUPS`] lists (a username beside its password, a key id
+/// beside its key). A rule whose every example a gitleaks
+/// rule already finds reports that rule's kind, so one credential has one
+/// name; any other takes a kind made from its name (`Tavily API Key` is
+/// `tavily-api-key`).
+fn noseyparker(gitleaks: &[(String, Regex, usize)], out: &mut String, errors: &mut Vec<String>) {
+    let text = std::fs::read_to_string(NOSEYPARKER).unwrap_or_else(|e| panic!("cannot read {NOSEYPARKER}: {e}"));
+    let data: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{NOSEYPARKER} is not valid JSON: {e}"));
+    let rules = data["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for (listed, _) in NP_PUBLIC_GROUPS {
+        if !rules.iter().any(|r| r["id"].as_str() == Some(listed)) {
+            errors.push(format!(
+                "NP_PUBLIC_GROUPS names `{listed}`, which is not a Nosey Parker rule"
+            ));
+        }
+    }
+    for rule in rules {
+        let id = rule["id"].as_str().unwrap_or_default();
+        let in_set = rule["rulesets"].as_array().is_some_and(|sets| {
+            sets.iter()
+                .any(|s| s.as_str().is_some_and(|s| NP_RULESETS.contains(&s)))
+        });
+        if !in_set || NP_SUPERSEDED.contains(&id) || NP_UNANCHORED.iter().any(|(u, _)| *u == id) {
+            continue;
+        }
+        let pattern = translate::strip_comments(rule["pattern"].as_str().unwrap_or_default());
+        let pattern = pattern.as_str();
+        let re = match translate::check(id, "pattern", pattern) {
+            Ok(re) => re,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let anchors = match anchors::anchors(pattern) {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                errors.push(format!(
+                    "Nosey Parker rule `{id}` has no literal of {} bytes or more that every match holds, \
+                     so it would need a pass over the text of its own",
+                    anchors::MIN_ANCHOR
+                ));
+                continue;
+            }
+            Err(e) => {
+                errors.push(format!("Nosey Parker rule `{id}` does not parse: {e}"));
+                continue;
+            }
+        };
+        let examples: Vec<&str> = rule["examples"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let public: &[usize] = NP_PUBLIC_GROUPS.iter().find(|(r, _)| *r == id).map_or(&[], |(_, g)| g);
+        if let Some(g) = public.iter().find(|&&g| g == 0 || g >= re.captures_len()) {
+            errors.push(format!("Nosey Parker rule `{id}` has no capture group {g} to keep"));
+        }
+        let name = rule["name"].as_str().unwrap_or(id);
+        let keywords = &anchors.literals;
+        // A match of a prefix-anchored rule starts at its keyword and is
+        // at most its longest match long; an unbounded one (a base64 PEM
+        // key) may run far.
+        let back = if anchors.prefix { 0 } else { BACK };
+        let forward = match (anchors.prefix, anchors.max_len) {
+            (_, Some(n)) => n.min(LONG_FORWARD),
+            (true, None) => LONG_FORWARD,
+            (false, None) => FORWARD,
+        };
+        let kind = same_kind(id, &re, &examples, gitleaks).unwrap_or_else(|| slug(name));
+        let _ = writeln!(
+            out,
+            "    Rule {{ id: {kind:?}, origin: {id:?}, regex: {pattern:?}, keywords: &{keywords:?}, back: {back}, forward: {forward}, entropy: 0.0, secret_group: 0, every_group: true, public_groups: &{public:?}, allowlists: &[] }},"
+        );
+    }
+}
+
+/// The gitleaks rule of the same vendor (its id names the vendor of the
+/// Nosey Parker id `np.VENDOR.N`) that finds, in each of `re`'s examples,
+/// the very secrets `re` finds there (the same span, give or take a few
+/// bytes), if there are such secrets and such a rule. A rule of another
+/// name that finds them too is a general one (`curl-auth-header`, any
+/// 40 hex digits), not the same kind.
+fn same_kind(np_id: &str, re: &Regex, examples: &[&str], gitleaks: &[(String, Regex, usize)]) -> Option<String> {
+    let vendor = np_id.split('.').nth(1).unwrap_or_default();
+    let names: Vec<&str> = std::iter::once(vendor)
+        .chain(VENDOR_SYNONYMS.iter().filter(|(v, _)| *v == vendor).map(|(_, s)| *s))
+        .collect();
+    let secrets: Vec<(&str, usize, usize)> = examples
+        .iter()
+        .flat_map(|ex| {
+            re.captures_iter(ex).flat_map(move |c| {
+                let groups: Vec<_> = c.iter().skip(1).flatten().filter(|m| !m.is_empty()).collect();
+                let spans = if groups.is_empty() {
+                    c.get(0).into_iter().collect()
+                } else {
+                    groups
+                };
+                spans.into_iter().map(move |m| (*ex, m.start(), m.end()))
+            })
+        })
+        .collect();
+    if secrets.is_empty() {
+        return None;
+    }
+    gitleaks
+        .iter()
+        .find(|(id, g, group)| {
+            !TOO_GENERAL.contains(&id.as_str())
+                && names.iter().any(|n| id.replace('-', "").contains(n))
+                && secrets.iter().all(|&(ex, s, e)| {
+                    g.captures_iter(ex).any(|c| {
+                        let m = if *group > 0 {
+                            c.get(*group)
+                        } else {
+                            c.iter().skip(1).flatten().find(|m| !m.is_empty()).or_else(|| c.get(0))
+                        };
+                        m.is_some_and(|m| {
+                            m.start() <= s && m.end() >= e && (m.end() - m.start()) - (e - s) <= SAME_SPAN_SLACK
+                        })
+                    })
+                })
+        })
+        .map(|(id, _, _)| id.clone())
+}
+
+/// Vendors whose gitleaks rules go by another name.
+const VENDOR_SYNONYMS: &[(&str, &str)] = &[("google", "gcp")];
+
+/// How many bytes longer than a Nosey Parker secret a gitleaks secret may
+/// be and still be the same one (`glc_` before a Grafana token).
+const SAME_SPAN_SLACK: usize = 8;
+
+/// A kind made from a rule's name: lowercase words joined by `-`, without
+/// a version range in brackets (`Hashicorp Vault Service Token (< v1.10)`
+/// and its `(>= v1.10)` twin are one kind).
+fn slug(name: &str) -> String {
+    let name = match name.find('(') {
+        Some(open) if name[open..].contains(['<', '>']) => &name[..open],
+        _ => name,
+    };
+    let mut kind = String::new();
+    for word in name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if !kind.is_empty() {
+            kind.push('-');
+        }
+        kind.push_str(&word.to_ascii_lowercase());
+    }
+    kind
 }
 
 fn str_field(t: &toml::Table, key: &str) -> Option<String> {

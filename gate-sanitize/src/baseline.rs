@@ -1,15 +1,17 @@
 //! The naive baseline the benchmark compares against: every built-in
-//! pattern (gate's table and the gitleaks rules the engine runs) compiled
+//! pattern (gate's table and the vendored rules the engine runs) compiled
 //! on its own and applied one after another with `replace_all` (feature
 //! `testing`, off by default; for gate's own tests and benches, not covered
 //! by semver). It exists so the benchmark measures the anchored engine
 //! against the obvious implementation on exactly the same rules, which are
 //! private to this crate: that is why it is here and not in the bench.
+//! [`vendored_rules`] lists the same vendored rules for the tests of each
+//! rule set's own examples.
 
 use regex::Regex;
 
-use crate::gitleaks;
 use crate::rules::SECRET_RULES;
+use crate::vendored;
 
 /// Every built-in rule as a stand-alone regex, applied in sequence.
 pub struct NaiveLoop {
@@ -32,8 +34,8 @@ impl NaiveLoop {
                 rules.push((re, format!("[redacted:{}]", r.kind)));
             }
         }
-        for r in gitleaks::RULES {
-            if gitleaks::SUPERSEDED.contains(&r.id) {
+        for r in vendored::RULES {
+            if vendored::SUPERSEDED.contains(&r.id) {
                 continue;
             }
             if let Ok(re) = regex::RegexBuilder::new(r.regex).size_limit(1 << 24).build() {
@@ -103,4 +105,15 @@ impl NaiveLoop {
         }
         out
     }
+}
+
+/// Every vendored rule the engine runs, as (its id in its own rule set,
+/// the kind its findings report): what the per-rule tests of gitleaks' and
+/// Nosey Parker's examples need to switch one rule's kind on alone.
+pub fn vendored_rules() -> Vec<(&'static str, &'static str)> {
+    vendored::RULES
+        .iter()
+        .filter(|r| !vendored::SUPERSEDED.contains(&r.id))
+        .map(|r| (r.origin, r.id))
+        .collect()
 }

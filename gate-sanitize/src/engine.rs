@@ -24,7 +24,7 @@ use crate::{
     Category, ECHO_PLACEHOLDER, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,
 };
-use crate::{addr, disguise, gitleaks, quoted, reflect, stack, tokens};
+use crate::{addr, disguise, quoted, reflect, stack, tokens, vendored};
 
 /// Bytes after a match start that an anchored secret regex may look at.
 const SECRET_WINDOW: usize = 16 * 1024;
@@ -38,8 +38,8 @@ const MAX_PASSES: usize = 4;
 enum Action {
     /// Run `SECRET_RULES[i]` anchored here.
     Secret(usize),
-    /// A keyword of `gitleaks::RULES[i]`: open (or widen) its window.
-    Gitleaks(usize),
+    /// A keyword of `vendored::RULES[i]`: open (or widen) its window.
+    Vendored(usize),
     PemBegin,
     PemEnd,
     Stack,
@@ -190,9 +190,9 @@ pub(crate) struct Engine {
     ac: AhoCorasick,
     actions: Vec<Vec<Action>>,
     secrets: Vec<Option<CompiledSecret>>,
-    gitleaks: gitleaks::Rules,
+    vendored: vendored::Rules,
     /// How many gitleaks rules are on.
-    gitleaks_count: usize,
+    vendored_count: usize,
     custom: Vec<CustomRule>,
     allow_hosts: addr::AllowedHosts,
     enabled: Enabled,
@@ -215,7 +215,7 @@ impl Engine {
     }
 
     pub(crate) fn rule_count(&self) -> usize {
-        self.secrets.iter().flatten().count() + self.gitleaks_count + self.custom.len()
+        self.secrets.iter().flatten().count() + self.vendored_count + self.custom.len()
     }
 
     pub(crate) fn build(cfg: &SanitizerBuilder) -> Result<Engine, SanitizerConfigError> {
@@ -256,21 +256,21 @@ impl Engine {
             for a in rule.anchors {
                 add(a, Action::Secret(i));
             }
-            let shared = gitleaks::Rules::index_of(rule.kind);
+            let shared = vendored::Rules::index_of(rule.kind);
             secrets.push(Some(CompiledSecret {
                 rule: i,
                 matcher,
                 shared,
             }));
         }
-        let mut gitleaks_count = 0;
-        for (i, rule) in gitleaks::RULES.iter().enumerate() {
-            if gitleaks::SUPERSEDED.contains(&rule.id) || off(rule.id) {
+        let mut vendored_count = 0;
+        for (i, rule) in vendored::RULES.iter().enumerate() {
+            if vendored::SUPERSEDED.contains(&rule.id) || off(rule.id) {
                 continue;
             }
-            gitleaks_count += 1;
+            vendored_count += 1;
             for k in rule.keywords {
-                add(k, Action::Gitleaks(i));
+                add(k, Action::Vendored(i));
             }
         }
         if enabled.pem {
@@ -393,8 +393,8 @@ impl Engine {
             ac,
             actions,
             secrets,
-            gitleaks: gitleaks::Rules::new(),
-            gitleaks_count,
+            vendored: vendored::Rules::new(),
+            vendored_count,
             custom,
             allow_hosts: addr::AllowedHosts::new(&cfg.allow_hosts),
             enabled,
@@ -492,20 +492,20 @@ impl Engine {
         // Per gitleaks rule, the window its hits have opened so far; a hit
         // beyond it runs the rule over it and opens the next. Sized on the
         // first hit: most texts (a short result) have none.
-        let mut windows: Vec<Option<gitleaks::Window>> = Vec::new();
+        let mut windows: Vec<Option<vendored::Window>> = Vec::new();
         for &(start, end, pid) in &hits {
             for action in &self.actions[pid] {
                 match *action {
                     Action::Secret(i) => self.secret_at(text, start, i, &mut st, &mut cands),
-                    Action::Gitleaks(i) => {
+                    Action::Vendored(i) => {
                         if windows.is_empty() {
-                            windows.resize(gitleaks::RULES.len(), None);
+                            windows.resize(vendored::RULES.len(), None);
                         }
-                        let w = gitleaks::window(text, start, end);
+                        let w = vendored::window(text, i, start, end);
                         match windows[i] {
                             Some(open) if w.0 <= open.1 => windows[i] = Some((open.0, w.1.max(open.1))),
                             Some(open) => {
-                                self.gitleaks.scan(text, i, open, &mut cands);
+                                self.vendored.scan(text, i, open, &mut cands);
                                 windows[i] = Some(w);
                             }
                             None => windows[i] = Some(w),
@@ -560,7 +560,7 @@ impl Engine {
 
         for (i, w) in windows.into_iter().enumerate() {
             if let Some(w) = w {
-                self.gitleaks.scan(text, i, w, &mut cands);
+                self.vendored.scan(text, i, w, &mut cands);
             }
         }
         drop_quotes_around_secrets(&mut cands);
@@ -676,8 +676,8 @@ impl Engine {
         if vs < ve
             && self.check(rule.check, secret)
             && compiled.shared.is_none_or(|g| {
-                let w = gitleaks::window(text, range.0, range.1);
-                self.gitleaks.admits(g, text, range, range, w)
+                let w = vendored::window(text, g, range.0, range.1);
+                self.vendored.admits(g, text, range, range, w)
             })
         {
             cands.push(cand(range.0..range.1, rule.kind, Category::Secret));

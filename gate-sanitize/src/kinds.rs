@@ -7,8 +7,8 @@
 
 use crate::Category;
 use crate::candidate::{KIND_ECHO, KIND_HOST, KIND_INSTRUCTION, KIND_IP, KIND_PRIVATE_KEY, KIND_QUOTED, KIND_STACK};
-use crate::gitleaks;
 use crate::rules::SECRET_RULES;
+use crate::vendored;
 
 /// Non-table kinds that can be switched off, with their category.
 const OTHER_KINDS: &[(&str, Category)] = &[
@@ -23,16 +23,16 @@ const OTHER_KINDS: &[(&str, Category)] = &[
 
 /// The gitleaks rules the engine runs: all but those a gate detector
 /// supersedes.
-fn gitleaks_kinds() -> impl Iterator<Item = &'static str> {
-    gitleaks::RULES
+fn vendored_kinds() -> impl Iterator<Item = &'static str> {
+    vendored::RULES
         .iter()
         .map(|r| r.id)
-        .filter(|id| !gitleaks::SUPERSEDED.contains(id))
+        .filter(|id| !vendored::SUPERSEDED.contains(id))
 }
 
 pub(crate) fn builtin_kinds() -> Vec<&'static str> {
     let mut kinds: Vec<&'static str> = SECRET_RULES.iter().map(|r| r.kind).collect();
-    for k in gitleaks_kinds() {
+    for k in vendored_kinds() {
         if !kinds.contains(&k) {
             kinds.push(k);
         }
@@ -42,7 +42,7 @@ pub(crate) fn builtin_kinds() -> Vec<&'static str> {
 }
 
 pub(crate) fn builtin_category(kind: &str) -> Option<Category> {
-    if SECRET_RULES.iter().any(|r| r.kind == kind) || gitleaks_kinds().any(|k| k == kind) {
+    if SECRET_RULES.iter().any(|r| r.kind == kind) || vendored_kinds().any(|k| k == kind) {
         return Some(Category::Secret);
     }
     OTHER_KINDS.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)

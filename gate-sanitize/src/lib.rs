@@ -88,7 +88,6 @@ mod candidate;
 mod config;
 mod disguise;
 mod engine;
-mod gitleaks;
 mod kinds;
 mod quoted;
 mod reflect;
@@ -97,6 +96,7 @@ mod rules;
 mod spotlight;
 mod stack;
 mod tokens;
+mod vendored;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

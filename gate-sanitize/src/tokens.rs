@@ -151,7 +151,13 @@ pub(crate) fn plausible_password(s: &str) -> bool {
         return false;
     }
     let first = s.as_bytes()[0];
-    if matches!(first, b'$' | b'%' | b'*' | b'#' | b'<' | b'{' | b'?') {
+    if matches!(first, b'$' | b'%' | b'*' | b'#' | b'<' | b'{' | b'?' | b'/') {
+        return false;
+    }
+    // A path (`/en/…/creating-a-strong-password`) or an AWS resource name
+    // (`arn:aws:iam::aws:policy/IAMUserChangePassword`) named after a
+    // password is not one.
+    if s.starts_with("arn:") {
         return false;
     }
     let lower = s.to_ascii_lowercase();

@@ -45,12 +45,20 @@ fn only(kind: &str) -> Sanitizer {
 
 /// Examples on which gate deliberately disagrees with gitleaks, each with
 /// its reason; the test checks that they do differ, so none is skipped.
-const DIFFERENCES: &[(&str, &str, &str)] = &[(
-    "mailchimp-api-key",
-    "MailchimpSDK.initialize(token: 3012a5754bbd716926f99c028f7ea428-us18)",
-    "gitleaks' rule needs the word mailchimp before `=`/`:`; gate's also finds a bare \
-     `<32 hex>-usNN`, a shape nothing else has, and this example holds one",
-)];
+const DIFFERENCES: &[(&str, &str, &str)] = &[
+    (
+        "mailchimp-api-key",
+        "MailchimpSDK.initialize(token: 3012a5754bbd716926f99c028f7ea428-us18)",
+        "gitleaks' rule needs the word mailchimp before `=`/`:`; gate's also finds a bare \
+         `<32 hex>-usNN`, a shape nothing else has, and this example holds one",
+    ),
+    (
+        "anthropic-api-key",
+        "sk-ant-api03-abc123xyz-456def789ghij-klmnopqrstuvwx-3456yza789bcde-1234fghijklmnopby56aaaogaopaaaabc123xyzBB",
+        "gitleaks' rule wants the key to end in `AA`; Nosey Parker's rule of the same kind takes \
+         any 95 characters after `sk-ant-apiNN-`, and a key of that shape is not left for the model",
+    ),
+];
 
 /// The gitleaks rules whose kind a gate detector reports instead.
 const SUPERSEDED: &[&str] = &["jwt", "private-key"];

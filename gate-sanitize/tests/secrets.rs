@@ -188,7 +188,9 @@ cases! {
         check("discord-webhook-url", &format!("POST https://discord.com/api/webhooks/123456789012345678/{s} failed"), &s,
               &format!("POST https://discord.com/api/webhooks/123456789012345678/{} failed", rnd(ALNUM, 40, 58)));
     };
-    telegram_bot_token => plain("telegram-bot-token", &format!("123456789:AA{}", rnd(DASH, 33, 59)), &format!("1234567:AA{}", rnd(DASH, 33, 59)));
+    // Nosey Parker's rule takes a bot id of any length, so the near miss
+    // is the wrong marker after the colon (`AB`, not `AA`).
+    telegram_bot_token => plain("telegram-bot-token", &format!("123456789:AA{}", rnd(DASH, 33, 59)), &format!("123456789:AB{}", rnd(DASH, 33, 59)));
     newrelic_api_key => plain("newrelic-api-key", &format!("NRAK-{}", rnd(UPPER_NUM, 27, 60)), &format!("NRAK-{}", rnd(UPPER_NUM, 26, 60)));
     grafana_cloud_token => plain("grafana-cloud-token", &format!("glc_{}", rnd(ALNUM, 48, 61)), &format!("glc_{}", rnd(ALNUM, 20, 61)));
     grafana_service_account_token => plain("grafana-service-account-token",
@@ -260,6 +262,22 @@ fn every_secret_kind_has_a_case() {
     let gitleaks: serde_json::Value =
         serde_json::from_str(include_str!("../data/gitleaks/examples.json")).expect("examples parse");
     covered.extend(gitleaks["rules"].as_object().expect("rules").keys().cloned());
+    // Nosey Parker's rules are checked on their own examples (`noseyparker.rs`).
+    let noseyparker: serde_json::Value =
+        serde_json::from_str(include_str!("../data/noseyparker/rules.json")).expect("rules parse");
+    let with_examples: Vec<&str> = noseyparker["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["examples"].as_array().is_some_and(|e| !e.is_empty()))
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    covered.extend(
+        toolgate_sanitize::baseline::vendored_rules()
+            .into_iter()
+            .filter(|(origin, _)| with_examples.contains(origin))
+            .map(|(_, kind)| kind.to_string()),
+    );
     let mut secret_kinds = 0;
     for kind in Sanitizer::builtin_kinds() {
         if Sanitizer::builtin_category(kind) == Some(Category::Secret) {

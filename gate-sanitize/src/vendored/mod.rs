@@ -1,27 +1,33 @@
-//! gitleaks' default rule set, run by the sanitizer's engine.
+//! The vendored rule sets, gitleaks' default set and Nosey Parker's
+//! default and password-hash sets, run by the sanitizer's engine.
 //!
 //! A hand-written rule table misses whole families of credentials (vendor
 //! API keys, keys known only by their variable name, vault tokens, webhook
-//! URLs). gitleaks keeps a rule for each, with keywords, entropy thresholds
-//! and allowlists tuned on real repositories, so the sanitizer runs that
-//! set instead of growing its own: `build.rs` turns the vendored
-//! `data/gitleaks/gitleaks.toml` into the [`RULES`] table (and refuses to
-//! build if any regex does not compile). Each rule's keywords join the
-//! engine's one Aho-Corasick pass; a keyword hit opens a bounded window
-//! around itself, overlapping windows of one rule merge, and the rule's
-//! regex runs once over each merged window, so the work per rule is at most
-//! one pass over the text whatever the number of hits. The regexes are
-//! compiled on first use: text that never mentions a vendor never pays
-//! for its rule.
+//! URLs). gitleaks and Nosey Parker each keep a rule for many of them, tuned
+//! on real repositories, so the sanitizer runs both instead of growing its
+//! own: `build.rs` turns the vendored `data/gitleaks/gitleaks.toml` and
+//! `data/noseyparker/rules.json` into the one [`RULES`] table (and refuses
+//! to build if any regex does not compile or a rule has no anchor). Each
+//! rule's keywords (gitleaks lists them; for Nosey Parker's they are derived
+//! from the pattern, see `anchors`) join the engine's one Aho-Corasick pass;
+//! a keyword hit opens a bounded window around itself, overlapping windows
+//! of one rule merge, and the rule's regex runs once over each merged
+//! window, so the work per rule is at most one pass over the text whatever
+//! the number of hits. The regexes are compiled on first use: text that
+//! never mentions a vendor never pays for its rule.
 //!
-//! A match is kept as gitleaks keeps it: the secret is the rule's secret
-//! group (or its first non-empty group, or the whole match), its Shannon
-//! entropy must exceed the rule's threshold, and neither the global nor the
-//! rule's allowlists may allow it. Allowlists by file path or commit cannot
-//! apply to text and never allow anything. The `gitleaks:allow` comment is
-//! not honoured: in text a tool returns, it would be an attacker's off
-//! switch.
+//! A gitleaks match is kept as gitleaks keeps it: the secret is the rule's
+//! secret group (or its first non-empty group, or the whole match), its
+//! Shannon entropy must exceed the rule's threshold, and neither the global
+//! nor the rule's allowlists may allow it. Allowlists by file path or commit
+//! cannot apply to text and never allow anything. The `gitleaks:allow`
+//! comment is not honoured: in text a tool returns, it would be an
+//! attacker's off switch. A Nosey Parker match reports every capture group
+//! as a secret, as Nosey Parker does, except those that only say whose
+//! secret it is (a username, a host), and passes the global allowlist.
 
+#[cfg(test)]
+mod anchors;
 #[cfg(test)]
 mod translate;
 
@@ -29,8 +35,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 use regex::Regex;
-use regex_automata::Input;
 use regex_automata::meta;
+use regex_automata::{Anchored, Input};
 
 use crate::Category;
 use crate::boundary::floor_boundary;
@@ -60,18 +66,34 @@ pub(crate) struct Allowlist {
     pub stopwords: &'static [&'static str],
 }
 
-/// One gitleaks rule, its regex already rewritten for the `regex` crate.
+/// One vendored rule, its regex already in the `regex` crate's dialect.
 #[derive(Debug)]
 pub(crate) struct Rule {
-    /// gitleaks' rule id, which is the finding's kind.
+    /// The finding's kind: gitleaks' rule id, or for a Nosey Parker rule
+    /// the kind `build.rs` gave it.
     pub id: &'static str,
+    /// The rule's id in its own rule set (`aws-access-token`,
+    /// `np.tavily.1`).
+    pub origin: &'static str,
     pub regex: &'static str,
     /// Lowercase literals, one of which the text must contain.
     pub keywords: &'static [&'static str],
+    /// How far before a keyword a match may start: 0 when the keywords
+    /// are the pattern's prefixes.
+    pub back: usize,
+    /// How far after a keyword's end a match may reach: the pattern's
+    /// longest match when it has one.
+    pub forward: usize,
     /// The secret's entropy must be above this (0: no check).
     pub entropy: f64,
     /// The capture group holding the secret (0: the first non-empty one).
     pub secret_group: usize,
+    /// Every capture group is a secret (Nosey Parker's convention), but
+    /// those in `public_groups`.
+    pub every_group: bool,
+    /// Groups that name whose credential it is (a username, a host, a key
+    /// id) and stay in the text.
+    pub public_groups: &'static [usize],
     pub allowlists: &'static [Allowlist],
 }
 
@@ -84,19 +106,22 @@ pub(crate) const SUPERSEDED: &[&str] = &["jwt", "private-key"];
 
 /// Bytes before a keyword where a match may start: gitleaks' identifier
 /// prefix allows 50 characters before the keyword and 50 inside it.
-const BACK: usize = 256;
+pub(crate) const BACK: usize = 256;
 
-/// Bytes after a keyword a match may reach.
-const FORWARD: usize = 2048;
+/// Bytes after a keyword a match may reach, for a rule whose matches have
+/// no bound of their own.
+pub(crate) const FORWARD: usize = 2048;
 
 /// A rule's window: `[start, end)`, bytes of the text.
 pub(crate) type Window = (usize, usize);
 
-/// The window a keyword hit at `start..end` opens.
-pub(crate) fn window(text: &str, start: usize, end: usize) -> Window {
+/// The window a keyword hit of rule `i` at `start..end` opens: as far
+/// back and forward as the rule's matches can reach from a keyword.
+pub(crate) fn window(text: &str, i: usize, start: usize, end: usize) -> Window {
+    let (back, forward) = RULES.get(i).map_or((BACK, FORWARD), |r| (r.back, r.forward));
     (
-        floor_boundary(text, start.saturating_sub(BACK)),
-        floor_boundary(text, end.saturating_add(FORWARD)),
+        floor_boundary(text, start.saturating_sub(back)),
+        floor_boundary(text, end.saturating_add(forward)),
     )
 }
 
@@ -168,6 +193,11 @@ struct Compiled {
 pub(crate) struct Rules {
     cells: Vec<OnceLock<Option<Compiled>>>,
     global: OnceLock<Option<CompiledAllowlist>>,
+    /// Per rule, the first rule of the same kind when that is another one:
+    /// a Nosey Parker rule reporting a gitleaks kind passes that rule's
+    /// entropy threshold and allowlists too, so one kind has one notion of
+    /// what is a placeholder.
+    first_of_kind: Vec<Option<usize>>,
 }
 
 impl Rules {
@@ -175,6 +205,11 @@ impl Rules {
         Rules {
             cells: RULES.iter().map(|_| OnceLock::new()).collect(),
             global: OnceLock::new(),
+            first_of_kind: RULES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Rules::index_of(r.id).filter(|&first| first != i))
+                .collect(),
         }
     }
 
@@ -205,7 +240,13 @@ impl Rules {
         let mut caps = c.re.create_captures();
         let mut at = w.0;
         while at < w.1 {
-            c.re.search_captures(&Input::new(text).span(at..w.1), &mut caps);
+            // The lazy DFA finds where the next match is; the slower
+            // capturing engines then run over that match alone, so bytes
+            // of a window that hold no match never pay for captures.
+            let Some(found) = c.re.search(&Input::new(text).span(at..w.1)) else {
+                break;
+            };
+            c.re.search_captures(&Input::new(text).span(found.range()).anchored(Anchored::Yes), &mut caps);
             let Some(m) = caps.get_match() else {
                 break;
             };
@@ -215,6 +256,16 @@ impl Rules {
                 floor_boundary(text, m.end() + 1).max(m.end() + 1)
             };
             let whole = trim_newlines(text, m.start(), m.end());
+            if rule.every_group && caps.group_len() >= 2 {
+                for g in (1..caps.group_len()).filter(|g| !rule.public_groups.contains(g)) {
+                    if let Some(s) = caps.get_group(g).filter(|s| !s.is_empty())
+                        && self.admits_as_its_kind(i, text, (s.start, s.end), whole, w)
+                    {
+                        cands.push(cand(s.start..token_end(text, s.end), rule.id, Category::Secret));
+                    }
+                }
+                continue;
+            }
             let secret = if caps.group_len() >= 2 {
                 let g = if rule.secret_group > 0 {
                     caps.get_group(rule.secret_group)
@@ -229,7 +280,7 @@ impl Rules {
             } else {
                 whole
             };
-            if secret.0 < secret.1 && self.admits(i, text, secret, whole, w) {
+            if secret.0 < secret.1 && self.admits_as_its_kind(i, text, secret, whole, w) {
                 // A group much shorter than a credential is a piece of the
                 // pattern (`([a-z0-9]{4}-){3}` in a webhook URL), not the
                 // secret: the whole match goes.
@@ -265,10 +316,37 @@ impl Rules {
             || c.allowlists.iter().any(|a| a.allows(s, whole_text, line)))
     }
 
+    /// [`Rules::admits`] by rule `i` and by the first rule of its kind,
+    /// for a secret that holds none of gate's own placeholders (a rule
+    /// whose value class takes `[`, as `Bearer [A-z…]+` does, must not
+    /// redact the text a first pass wrote: sanitizing twice changes
+    /// nothing).
+    fn admits_as_its_kind(&self, i: usize, text: &str, secret: Window, whole: Window, w: Window) -> bool {
+        !holds_placeholder(text, secret)
+            && self.admits(i, text, secret, whole, w)
+            && self.first_of_kind[i].is_none_or(|first| self.admits(first, text, secret, whole, w))
+    }
+
     /// The index of the rule with this id.
     pub(crate) fn index_of(id: &str) -> Option<usize> {
         RULES.iter().position(|r| r.id == id)
     }
+}
+
+/// Whether `text[secret]` holds the start of one of gate's placeholders.
+fn holds_placeholder(text: &str, secret: Window) -> bool {
+    const STARTS: &[&str] = &[
+        "[redacted:",
+        crate::STACK_TRACE_PLACEHOLDER,
+        crate::INTERNAL_ADDRESS_PLACEHOLDER,
+        crate::ECHO_PLACEHOLDER,
+        crate::QUOTED_PLACEHOLDER,
+        crate::INSTRUCTION_PLACEHOLDER,
+        "[truncated:",
+    ];
+    text[secret.0..secret.1]
+        .match_indices('[')
+        .any(|(at, _)| STARTS.iter().any(|p| text[secret.0 + at..].starts_with(p)))
 }
 
 /// Captured secrets shorter than this are taken as pattern fragments.
@@ -366,8 +444,16 @@ mod tests {
     fn a_rule_the_regex_crate_cannot_compile_is_an_error_naming_it() {
         for go in [r"(?=lookahead)", r"(a)\1", r"\Qliteral\E"] {
             let e = translate::check("acme-key", "regex", &translate::go_to_rust(go)).unwrap_err();
-            assert!(e.contains("gitleaks rule `acme-key`"), "{e}");
+            assert!(e.contains("rule `acme-key`"), "{e}");
         }
+    }
+
+    #[test]
+    fn pattern_comments_go_and_nothing_else() {
+        assert_eq!(
+            translate::strip_comments(r"(?x) a (?# a comment ) [(?#] \(?#x) b"),
+            r"(?x) a  [(?#] \(?#x) b"
+        );
     }
 
     #[test]

@@ -148,13 +148,49 @@ fn repetition_len(s: &[char]) -> usize {
 
 /// Compiles a translated rule regex the way the sanitizer will, naming the
 /// rule in the error.
-pub fn check(id: &str, what: &str, translated: &str) -> Result<(), String> {
+pub fn check(id: &str, what: &str, translated: &str) -> Result<regex::Regex, String> {
     regex::RegexBuilder::new(translated)
         .size_limit(SIZE_LIMIT)
         .build()
-        .map(|_| ())
-        .map_err(|e| format!("gitleaks rule `{id}`: its {what} does not compile with the regex crate: {e}"))
+        .map_err(|e| format!("rule `{id}`: its {what} does not compile with the regex crate: {e}"))
 }
 
 /// The compiled-size limit every gitleaks regex must fit in.
 pub const SIZE_LIMIT: usize = 1 << 24;
+
+/// Removes `(?#…)` comments, which Nosey Parker's patterns use (Hyperscan
+/// and PCRE read them) and the `regex` crate does not.
+pub fn strip_comments(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                continue;
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class && pattern_at(&chars, "?#") => {
+                for n in chars.by_ref() {
+                    if n == ')' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the characters still to come start with `prefix`.
+fn pattern_at(chars: &std::iter::Peekable<std::str::Chars<'_>>, prefix: &str) -> bool {
+    chars.clone().take(prefix.len()).eq(prefix.chars())
+}
