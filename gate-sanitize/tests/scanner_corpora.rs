@@ -1,0 +1,373 @@
+//! Another scanner's credentials, measured the way a model would meet them:
+//! inside an upstream error body that a tool passes on. Every example of
+//! MongoDB's Kingfisher rules (`tests/corpus/credentials/kingfisher.jsonl`,
+//! see `tests/corpus/PROVENANCE.md`) is put in three bodies (plain text, a
+//! JSON error, a multi-line log) and sanitized; its secrets are found with
+//! Kingfisher's own pattern, never with gate's rules, so the measure does
+//! not grade gate against itself (a group that only names whose credential
+//! it is, a username or a host, is not a secret: see [`IDENTIFIER_KEYS`]).
+//! A positive counts as removed only when no secret is left in any of the
+//! three bodies; a negative, and a negative of
+//! Yelp's detect-secrets plugin tests, counts as kept when its body comes
+//! back unchanged. The rates are figures, not a pass/fail list: the floors
+//! below are what the sanitizer reaches today, to be raised as it improves.
+//! `FIGURES_VERBOSE=1` prints every miss.
+
+use regex::bytes::{Regex, RegexBuilder};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use toolgate_sanitize::Sanitizer;
+
+/// The least share of usable Kingfisher positives removed in all three
+/// bodies. The goal is 95%; this floor sits a few points below today's
+/// figure, so a regression fails and an improvement should raise it.
+const KINGFISHER_REMOVED_FLOOR: f64 = 0.57;
+
+/// The least number of Kingfisher positives the measure may rest on, so an
+/// empty or unreadable corpus cannot pass.
+const KINGFISHER_MIN_USABLE: usize = 500;
+
+/// The least share of detect-secrets negatives kept unchanged in all three
+/// bodies. The goal is 80%; this floor sits a bit below today's figure.
+const DETECT_SECRETS_KEPT_FLOOR: f64 = 0.60;
+
+/// Secrets shorter than this many bytes are not looked for in the output:
+/// a short capture (a region, a port) also occurs in benign text.
+const MIN_SECRET_LEN: usize = 6;
+
+/// How many characters of an example a verbose miss line shows.
+const SHOWN_CHARS: usize = 200;
+
+/// The ways a tool's error carries an upstream body.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// One line of text: `upstream returned 502 Bad Gateway: BODY`.
+    Plain,
+    /// A JSON error object with the body as an escaped string field.
+    Json,
+    /// A multi-line log excerpt with the body between two markers.
+    Log,
+}
+
+/// Every shape, in the order the figures are printed.
+const SHAPES: [Shape; 3] = [Shape::Plain, Shape::Json, Shape::Log];
+
+impl Shape {
+    /// `body` as a tool's error would carry it in this shape.
+    fn wrap(self, body: &str) -> String {
+        match self {
+            Shape::Plain => format!("upstream returned 502 Bad Gateway: {body}"),
+            Shape::Json => format!(
+                r#"{{"error":{{"code":500,"message":"config rejected","detail":{}}}}}"#,
+                json_string(body)
+            ),
+            Shape::Log => format!("ERROR request failed\n--- response body ---\n{body}\n--- end ---"),
+        }
+    }
+
+    /// Whether `secret` is still in `output`, a sanitized body of this
+    /// shape: as it is, or (in JSON) as its escaped form.
+    fn leaks(self, output: &str, secret: &str) -> bool {
+        if output.contains(secret) {
+            return true;
+        }
+        match self {
+            Shape::Json => {
+                let quoted = json_string(secret);
+                output.contains(&quoted[1..quoted.len() - 1])
+            }
+            Shape::Plain | Shape::Log => false,
+        }
+    }
+}
+
+/// `text` as a JSON string literal, quotes included.
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serializes")
+}
+
+/// The sanitizer under measure, built once: every built-in rule and no
+/// length cap, so truncation never passes for removal.
+fn sanitizer() -> &'static Sanitizer {
+    static S: OnceLock<Sanitizer> = OnceLock::new();
+    S.get_or_init(|| {
+        Sanitizer::builder()
+            .max_len(usize::MAX)
+            .build()
+            .expect("the default configuration builds")
+    })
+}
+
+/// Whether `FIGURES_VERBOSE=1` asks for every miss.
+fn verbose() -> bool {
+    std::env::var_os("FIGURES_VERBOSE").is_some_and(|v| v == "1")
+}
+
+/// The first [`SHOWN_CHARS`] characters of `text`, quoted on one line.
+fn shown(text: &str) -> String {
+    let cut: String = text.chars().take(SHOWN_CHARS).collect();
+    format!("{cut:?}")
+}
+
+/// `pattern` compiled as Kingfisher compiles a rule (`RuleSyntax::as_regex`
+/// in its `src/rules/rule.rs`): its `(?#...)` and trailing `# words`
+/// comments stripped, over bytes, without Unicode classes, with a 16 MiB
+/// size limit.
+fn kingfisher_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    static COMMENTS: OnceLock<regex::Regex> = OnceLock::new();
+    let comments =
+        COMMENTS.get_or_init(|| regex::Regex::new(r"(?m)(\(\?#[^)]*\))|(\s\#[\sa-zA-Z]*$)").expect("comments pattern"));
+    RegexBuilder::new(&comments.replace_all(pattern, ""))
+        .unicode(false)
+        .size_limit(16 << 20)
+        .build()
+}
+
+/// The secrets `re` finds in `text`: the non-empty capture groups of every
+/// match (the whole match when the pattern has no group), of at least
+/// [`MIN_SECRET_LEN`] bytes. A capture that cuts a character is narrowed to
+/// the whole characters inside it, so a leak of it is still seen.
+fn secrets<'t>(re: &Regex, text: &'t str) -> Vec<&'t str> {
+    let mut found = Vec::new();
+    for caps in re.captures_iter(text.as_bytes()) {
+        let groups: Vec<_> = if caps.len() > 1 {
+            caps.iter().skip(1).flatten().collect()
+        } else {
+            caps.get(0).into_iter().collect()
+        };
+        for m in groups {
+            let (mut start, mut end) = (m.start(), m.end());
+            while start < end && !text.is_char_boundary(start) {
+                start += 1;
+            }
+            while end > start && !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if end - start >= MIN_SECRET_LEN && !names_whose(&text[..start]) {
+                found.push(&text[start..end]);
+            }
+        }
+    }
+    found
+}
+
+/// Words after which a captured group says whose credential it is (a
+/// username, a login, a host, an account or client id) rather than being
+/// it: gate keeps those, as it keeps a URL's user and host, so they are not
+/// looked for in the output.
+const IDENTIFIER_KEYS: &[&str] = &[
+    "user",
+    "username",
+    "user id",
+    "userid",
+    "user_id",
+    "uid",
+    "login",
+    "machine",
+    "host",
+    "hostname",
+    "server",
+    "accountname",
+    "account",
+    "client_id",
+    "clientid",
+    "client id",
+    "-u",
+    "-user",
+    "@",
+    "://",
+];
+
+/// Whether the text before a group ends with an identifier's key, give
+/// or take the quotes and `=`/`:` between them.
+fn names_whose(before: &str) -> bool {
+    let tail = before.trim_end_matches(|c: char| c.is_whitespace() || "\"'=:>(,".contains(c));
+    let tail = tail.to_ascii_lowercase();
+    IDENTIFIER_KEYS.iter().any(|k| {
+        tail.ends_with(k)
+            && tail[..tail.len() - k.len()]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_ascii_alphanumeric() || k.starts_with(['@', ':', '-']))
+    })
+}
+
+/// Cases counted shape by shape and in all shapes at once.
+#[derive(Default)]
+struct Tally {
+    /// Cases measured.
+    total: usize,
+    /// Cases that passed, per shape of [`SHAPES`].
+    per_shape: [usize; 3],
+    /// Cases that passed in every shape.
+    all: usize,
+}
+
+impl Tally {
+    /// Counts one case from whether it passed in each shape.
+    fn add(&mut self, passed: [bool; 3]) {
+        self.total += 1;
+        for (n, p) in self.per_shape.iter_mut().zip(passed) {
+            *n += usize::from(p);
+        }
+        self.all += usize::from(passed.iter().all(|&p| p));
+    }
+
+    /// The share of cases that passed in every shape.
+    fn rate(&self) -> f64 {
+        self.all as f64 / self.total.max(1) as f64
+    }
+
+    /// Prints the counts, `what` naming what passing means.
+    fn print(&self, corpus: &str, what: &str) {
+        let pct = |n: usize| 100.0 * n as f64 / self.total.max(1) as f64;
+        println!(
+            "{corpus}: {} of {} {what} in all shapes ({:.1}%)",
+            self.all,
+            self.total,
+            pct(self.all)
+        );
+        for (shape, &n) in SHAPES.iter().zip(&self.per_shape) {
+            println!("  {shape:?}: {n} ({:.1}%)", pct(n));
+        }
+    }
+}
+
+/// The shapes of [`SHAPES`] for which `flags` is true.
+fn shapes_where(flags: [bool; 3]) -> Vec<Shape> {
+    SHAPES
+        .into_iter()
+        .zip(flags)
+        .filter(|&(_, f)| f)
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// The shapes in which `text` did not come back unchanged.
+fn changed_shapes(text: &str) -> [bool; 3] {
+    SHAPES.map(|shape| {
+        let body = shape.wrap(text);
+        sanitizer().sanitize(&body).text != body
+    })
+}
+
+#[test]
+fn the_shapes_alone_pass_unchanged() {
+    // Otherwise a negative would be counted as changed for the wrapper.
+    assert_eq!(changed_shapes("ok"), [false; 3]);
+}
+
+#[test]
+fn kingfisher_examples_in_error_bodies() {
+    let mut patterns: HashMap<&str, Option<Regex>> = HashMap::new();
+    let (mut positives, mut negatives) = (Tally::default(), Tally::default());
+    let (mut no_compile, mut no_match, mut too_short) = (0, 0, 0);
+    let corpus: Vec<Value> = include_str!("corpus/credentials/kingfisher.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON lines"))
+        .collect();
+    for v in &corpus {
+        let (rule, text) = (v["rule"].as_str().expect("rule"), v["text"].as_str().expect("text"));
+        if v["positive"] == Value::Bool(false) {
+            let changed = changed_shapes(text);
+            negatives.add(changed.map(|c| !c));
+            if verbose() && changed.iter().any(|&c| c) {
+                println!(
+                    "changed negative {rule} in {:?}: {}",
+                    shapes_where(changed),
+                    shown(text)
+                );
+            }
+            continue;
+        }
+        let pattern = v["pattern"].as_str().expect("pattern");
+        let compiled = patterns.entry(pattern).or_insert_with(|| {
+            kingfisher_regex(pattern)
+                .inspect_err(|e| {
+                    if verbose() {
+                        println!("unusable {rule}: {}", shown(&e.to_string()));
+                    }
+                })
+                .ok()
+        });
+        let Some(re) = compiled else {
+            no_compile += 1;
+            continue;
+        };
+        let found = secrets(re, text);
+        if found.is_empty() {
+            if verbose() {
+                println!("unusable {rule}: no secret in {}", shown(text));
+            }
+            if re.is_match(text.as_bytes()) {
+                too_short += 1;
+            } else {
+                no_match += 1;
+            }
+            continue;
+        }
+        let removed = SHAPES.map(|shape| {
+            let out = sanitizer().sanitize(&shape.wrap(text)).text;
+            !found.iter().any(|s| shape.leaks(&out, s))
+        });
+        positives.add(removed);
+        if verbose() && !removed.iter().all(|&r| r) {
+            println!(
+                "missed {rule} in {:?}: {}",
+                shapes_where(removed.map(|r| !r)),
+                shown(text)
+            );
+        }
+    }
+    positives.print("kingfisher positives", "removed");
+    negatives.print("kingfisher negatives", "kept");
+    println!(
+        "kingfisher negatives kept in plain text: {} of {}",
+        negatives.per_shape[0], negatives.total
+    );
+    println!(
+        "kingfisher unusable positives: {} (pattern does not compile: {no_compile}, \
+         does not match its example: {no_match}, no capture of {MIN_SECRET_LEN}+ bytes: {too_short})",
+        no_compile + no_match + too_short
+    );
+    assert!(
+        positives.total >= KINGFISHER_MIN_USABLE,
+        "only {} usable positives",
+        positives.total
+    );
+    assert!(
+        positives.rate() >= KINGFISHER_REMOVED_FLOOR,
+        "{:.3} removed, below the floor {KINGFISHER_REMOVED_FLOOR}",
+        positives.rate()
+    );
+}
+
+#[test]
+fn detect_secrets_negatives_in_error_bodies() {
+    let mut kept = Tally::default();
+    for line in include_str!("corpus/credentials/detect_secrets.jsonl").lines() {
+        let v: Value = serde_json::from_str(line).expect("JSON lines");
+        if v["secret"] != Value::Bool(false) || v["plugin"] == "ip_public" {
+            continue;
+        }
+        let text = v["text"].as_str().expect("text");
+        let changed = changed_shapes(text);
+        kept.add(changed.map(|c| !c));
+        if verbose() && changed.iter().any(|&c| c) {
+            println!(
+                "changed negative {} in {:?}: {}",
+                v["plugin"],
+                shapes_where(changed),
+                shown(text)
+            );
+        }
+    }
+    kept.print("detect-secrets negatives", "kept");
+    assert!(kept.total >= 40, "only {} negatives", kept.total);
+    assert!(
+        kept.rate() >= DETECT_SECRETS_KEPT_FLOOR,
+        "{:.3} kept, below the floor {DETECT_SECRETS_KEPT_FLOOR}",
+        kept.rate()
+    );
+}
