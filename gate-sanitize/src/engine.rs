@@ -24,7 +24,7 @@ use crate::{
     Category, ECHO_PLACEHOLDER, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
     STACK_TRACE_PLACEHOLDER, Sanitized,
 };
-use crate::{addr, disguise, quoted, reflect, stack, tokens, vendored};
+use crate::{addr, disguise, keyed, quoted, reflect, stack, tokens, vendored};
 
 /// Bytes after a match start that an anchored secret regex may look at.
 const SECRET_WINDOW: usize = 16 * 1024;
@@ -54,6 +54,8 @@ enum Action {
     Instruction(reflect::InstrAnchor),
     /// An opening quote, `quoted::ANCHORS[i]`.
     Quote(usize),
+    /// The end of a secret's name (`pass`, `token`…): a value by its key.
+    Keyed,
 }
 
 struct CompiledSecret {
@@ -194,6 +196,7 @@ pub(crate) struct Engine {
     /// How many gitleaks rules are on.
     vendored_count: usize,
     custom: Vec<CustomRule>,
+    keyed: keyed::KeyedKinds,
     allow_hosts: addr::AllowedHosts,
     enabled: Enabled,
     stack: stack::StackRules,
@@ -271,6 +274,17 @@ impl Engine {
             vendored_count += 1;
             for k in rule.keywords {
                 add(k, Action::Vendored(i));
+            }
+        }
+        let keyed = keyed::KeyedKinds {
+            password: !off(keyed::Named::Password.kind()),
+            secret: !off(keyed::Named::Secret.kind()),
+            token: !off(keyed::Named::Token.kind()),
+            key: !off(keyed::Named::Key.kind()),
+        };
+        if keyed.any() {
+            for a in keyed::ANCHORS {
+                add(a, Action::Keyed);
             }
         }
         if enabled.pem {
@@ -396,6 +410,7 @@ impl Engine {
             vendored: vendored::Rules::new(),
             vendored_count,
             custom,
+            keyed,
             allow_hosts: addr::AllowedHosts::new(&cfg.allow_hosts),
             enabled,
             stack,
@@ -541,6 +556,7 @@ impl Engine {
                     Action::Localhost => addr::localhost_at(&self.allow_hosts, text, start, end, &mut cands),
                     Action::UrlHost => addr::url_host_at(&self.allow_hosts, text, end, &mut cands),
                     Action::Quote(i) => quoted::quote_at(text, start, end, i, &mut st.quotes, &mut cands),
+                    Action::Keyed => keyed::keyed_at(text, start, end, self.keyed, &mut st.keyed_done, &mut cands),
                     Action::Instruction(kind) => {
                         if start >= st.instr_done
                             && let Some(e) = self.reflect.instruction_at(text, start, end, kind)
@@ -737,13 +753,20 @@ const MAX_SECRET_BACK: usize = SECRET_WINDOW;
 
 /// Sorts candidates and merges overlaps, so every byte any detector wanted
 /// gone is gone and each removed byte belongs to exactly one finding (the
-/// earliest-starting, then the longest).
+/// earliest-starting, then the longest, then the one that says more than
+/// `generic-…`: a key found by its vendor's shape is named for it).
 fn resolve(mut cands: Vec<Cand>) -> Vec<Cand> {
     // The usual case on a clean text: no sort, no second vector.
     if cands.is_empty() {
         return cands;
     }
-    cands.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let generic = |c: &Cand| c.kind.starts_with("generic-");
+    cands.sort_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(generic(a).cmp(&generic(b)))
+    });
     let mut out: Vec<Cand> = Vec::with_capacity(cands.len());
     for c in cands {
         if c.start >= c.end {
@@ -797,6 +820,8 @@ struct ScanState {
     rule_until: Vec<usize>,
     /// Quote pairing.
     quotes: quoted::QuoteState,
+    /// End of the last identifier `keyed` read.
+    keyed_done: usize,
 }
 
 /// The rule table writes `\b`; the ASCII form lets the lazy DFA run on

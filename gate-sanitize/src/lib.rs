@@ -88,6 +88,7 @@ mod candidate;
 mod config;
 mod disguise;
 mod engine;
+mod keyed;
 mod kinds;
 mod quoted;
 mod reflect;

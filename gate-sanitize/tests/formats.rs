@@ -31,7 +31,7 @@ fn url_credentials_keep_user_and_public_host() {
 fn connection_string_passwords() {
     assert_eq!(
         text("Server=sql.example.com;Database=app;User Id=app;Password=Xk29!mPq;"),
-        "Server=sql.example.com;Database=app;User Id=app;Password=[redacted:generic-password];"
+        "Server=sql.example.com;Database=app;User Id=app;Password=[redacted:credentials-in-odbc-connection-string];"
     );
     assert_eq!(
         text("jdbc:mysql://sql.example.com:3306/app?user=app&password=Xk29mPq7"),

@@ -22,7 +22,7 @@ use toolgate_sanitize::Sanitizer;
 /// The least share of usable Kingfisher positives removed in all three
 /// bodies. The goal is 95%; this floor sits a few points below today's
 /// figure, so a regression fails and an improvement should raise it.
-const KINGFISHER_REMOVED_FLOOR: f64 = 0.57;
+const KINGFISHER_REMOVED_FLOOR: f64 = 0.63;
 
 /// The least number of Kingfisher positives the measure may rest on, so an
 /// empty or unreadable corpus cannot pass.
@@ -182,6 +182,10 @@ const IDENTIFIER_KEYS: &[&str] = &[
 /// Whether the text before a group ends with an identifier's key, give
 /// or take the quotes and `=`/`:` between them.
 fn names_whose(before: &str) -> bool {
+    // `user:secret`, as in a URL: what follows the colon is the password.
+    if before.ends_with(':') && before[..before.len() - 1].ends_with(|c: char| c.is_ascii_alphanumeric()) {
+        return false;
+    }
     let tail = before.trim_end_matches(|c: char| c.is_whitespace() || "\"'=:>(,".contains(c));
     let tail = tail.to_ascii_lowercase();
     IDENTIFIER_KEYS.iter().any(|k| {
