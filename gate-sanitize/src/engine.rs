@@ -846,7 +846,7 @@ mod tests {
                 rule.kind,
                 "url-password" | "authorization-header" | "gcp-service-account-key-id"
             );
-            assert_eq!(captures, expected, "{}", rule.kind);
+            assert_eq!(captures, expected, "{} {}", rule.kind, rule.pattern);
             if rule.left_boundary && !expected {
                 assert!(matches!(m, Matcher::Token { .. }), "{}", rule.kind);
             }

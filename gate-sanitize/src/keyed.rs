@@ -22,7 +22,7 @@
 use crate::Category;
 use crate::boundary::floor_boundary;
 use crate::candidate::{Cand, cand};
-use crate::tokens::plausible_password;
+use crate::tokens::{is_reference, plausible_password};
 
 /// Literals that start the detector (ASCII case-insensitive): each is the
 /// end of a secret's name.
@@ -321,7 +321,7 @@ fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> b
     if tie == Tie::Space && !quoted && !flag {
         return false;
     }
-    if value.starts_with("[redacted:") || reference(value) || placeholder(value) {
+    if value.starts_with("[redacted:") || is_reference(value) || placeholder(value) {
         return false;
     }
     let spaces = value.bytes().filter(|&c| c == b' ').count();
@@ -332,47 +332,6 @@ fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> b
         _ if quoted => value.len() >= 8,
         _ => value.len() >= 16 || value.len() >= 8 && plausible_password(value),
     }
-}
-
-/// A reference to a secret rather than the secret: a variable, a template,
-/// an environment lookup, a path, a field of an object.
-fn reference(v: &str) -> bool {
-    // A value quoted twice (`"'$PASSWORD'"`) is judged by what is inside.
-    let v = v.trim_matches(['"', '\'']);
-    let lower = v.to_ascii_lowercase();
-    if v.starts_with(['$', '%', '<', '@', '[', '{', '#', '/', '*', '?'])
-        || ["&lt;", "&#", "arn:"].iter().any(|p| lower.starts_with(p))
-        || v.contains("{{")
-        || v.contains("${")
-        || [
-            "process.env",
-            "os.environ",
-            "os.getenv",
-            "getenv",
-            "env(",
-            "env[",
-            "system.getenv",
-            "secrets.",
-        ]
-        .iter()
-        .any(|p| lower.starts_with(p))
-    {
-        return true;
-    }
-    // `config.password`, `self.secret`, `params[:token]`, `getPass()`
-    let code = v.contains('(')
-        || v.contains('[')
-        || v.split('.').count() > 1
-            && v.split('.').all(|part| {
-                !part.is_empty()
-                    && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-                    && part.as_bytes()[0].is_ascii_alphabetic()
-            });
-    // An upper-case snake-case name is a variable (`DB_PASSWORD`).
-    let variable = v.contains('_')
-        && v.bytes()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-    code || variable
 }
 
 /// A placeholder: a known word, one character repeated, a "your …" template.

@@ -31,8 +31,8 @@ fn vendored_kinds() -> impl Iterator<Item = &'static str> {
 }
 
 pub(crate) fn builtin_kinds() -> Vec<&'static str> {
-    let mut kinds: Vec<&'static str> = SECRET_RULES.iter().map(|r| r.kind).collect();
-    for k in vendored_kinds() {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for k in SECRET_RULES.iter().map(|r| r.kind).chain(vendored_kinds()) {
         if !kinds.contains(&k) {
             kinds.push(k);
         }

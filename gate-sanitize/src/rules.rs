@@ -487,6 +487,92 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         )),
         Check::NotPlaceholder,
     ),
+    // --- password hashes, which crack offline --------------------------
+    // crypt(3)'s MD5, bcrypt, SHA-256 and SHA-512 forms and Kerberos
+    // etype-23 AS-REP hashes come from Nosey Parker's rules; these are the
+    // rest of the families a password file or a directory dump holds.
+    r(
+        "password-hash",
+        &["$7$"],
+        r"(\$7\$[./A-Za-z0-9]{11,}\$[./A-Za-z0-9]{43})(?:[^./A-Za-z0-9]|$)",
+    ),
+    r(
+        "password-hash",
+        &["$y$", "$gy$"],
+        r"(\$g?y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{0,86}\$[./A-Za-z0-9]{43})(?:[^./A-Za-z0-9]|$)",
+    ),
+    r(
+        "password-hash",
+        &["$argon2"],
+        concat!(
+            r"(\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+={0,2}\$[A-Za-z0-9+/]+={0,2})",
+            end_b64!()
+        ),
+    ),
+    r(
+        "password-hash",
+        &["$pbkdf2", "$scrypt$", "$sha1$", "$apr1$", "$md5"],
+        r"(\$(?:pbkdf2(?:-sha1|-sha256|-sha512)?|scrypt|sha1|apr1|md5(?:,rounds=\d+)?)\$[^\s$]{1,64}\$[./A-Za-z0-9+=,$]{16,})(?:[^./A-Za-z0-9+=,$]|$)",
+    ),
+    r(
+        "password-hash",
+        &["pbkdf2_sha", "argon2$", "bcrypt_sha256$", "scrypt$"],
+        r"((?:pbkdf2_sha(?:1|256)|argon2|bcrypt_sha256|scrypt)\$[^\s$]{1,64}\$[./A-Za-z0-9+=$,]{16,})(?:[^./A-Za-z0-9+=$,]|$)",
+    ),
+    r(
+        "password-hash",
+        &["$krb5tgs$", "$krb5asrep$", "$krb5pa$"],
+        r"(\$krb5(?:tgs|asrep|pa)\$\d+\$[A-Za-z0-9$*:/.+=_\-]{16,})(?:[^A-Za-z0-9$*:/.+=_\-]|$)",
+    ),
+    inner(r(
+        "password-hash",
+        &["{ssha", "{sha", "{smd5", "{pbkdf2", "{crypt}"],
+        r"(?i:\{(?:ssha(?:256|512)?|sha(?:256|512)?|smd5|pbkdf2(?:-sha\d+)?|crypt)\})([A-Za-z0-9+/.$=]{20,})",
+    )),
+    // --- URLs that are themselves credentials --------------------------
+    // Slack, Microsoft Teams and Discord webhooks are gitleaks' and Nosey
+    // Parker's.
+    inner(r(
+        "zapier-webhook-url",
+        &["hooks.zapier.com/hooks/catch/"],
+        r"hooks\.zapier\.com/hooks/catch/(\d+/[A-Za-z0-9]+)",
+    )),
+    inner(r(
+        "ifttt-webhook-key",
+        &["maker.ifttt.com/"],
+        concat!(
+            r"maker\.ifttt\.com/(?:trigger/[^/\s]+/(?:json/)?)?with/key/([A-Za-z0-9_\-]{16,})",
+            end_dash!()
+        ),
+    )),
+    inner(r(
+        "webhook-url",
+        &["/hooks/"],
+        concat!(r"/hooks/([a-z0-9]{26})", end_dash!()),
+    )),
+    inner(r(
+        "url-signature",
+        &["signature=", "x-amz-signature=", "x-goog-signature="],
+        r"(?i:x-amz-signature|x-goog-signature|signature)=([A-Za-z0-9%+/_\-]{16,}={0,2})",
+    )),
+    // --- credentials on a command line ---------------------------------
+    // `--password …` and `-Password …` are values by their key (`keyed`);
+    // `-p` counts after a `-u` and not as a port (`-p 3306`).
+    inner(r(
+        "cli-password",
+        &["-u "],
+        r#"-u\s*['"]?[^\s'"-][^\s'"]*['"]?(?:\s+-h\s*\S+)?\s+-p\s*['"]?(\d*[^\d\s'"%$<{-][^\s'"]*)"#,
+    )),
+    inner(r(
+        "cli-password",
+        &["-u ", "--user ", "--user="],
+        r#"(?:-u|--user)[\s=]+['"]?[^\s:'"@/]+:([^\s'"@%$<{][^\s'"@]*)"#,
+    )),
+    inner(r(
+        "cli-password",
+        &["sshpass"],
+        r#"sshpass\s+-p\s*['"]?([^\s'"%$<{][^\s'"]*)"#,
+    )),
     checked(
         inner(r(
             "generic-password",

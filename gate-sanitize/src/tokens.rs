@@ -146,6 +146,47 @@ const NOT_PASSWORDS: &[&str] = &[
 /// variable or mask, and either long or not plain lowercase letters
 /// (`password: required` is an error message; `password=hunter22` is a
 /// password).
+/// A reference to a secret rather than the secret: a variable, a template,
+/// an environment lookup, a path, a field of an object.
+pub(crate) fn is_reference(v: &str) -> bool {
+    // A value quoted twice (`"'$PASSWORD'"`) is judged by what is inside.
+    let v = v.trim_matches(['"', '\'']);
+    let lower = v.to_ascii_lowercase();
+    if v.starts_with(['$', '%', '<', '@', '[', '{', '#', '/', '*', '?'])
+        || ["&lt;", "&#", "arn:"].iter().any(|p| lower.starts_with(p))
+        || v.contains("{{")
+        || v.contains("${")
+        || [
+            "process.env",
+            "os.environ",
+            "os.getenv",
+            "getenv",
+            "env(",
+            "env[",
+            "system.getenv",
+            "secrets.",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+    {
+        return true;
+    }
+    // `config.password`, `self.secret`, `params[:token]`, `getPass()`
+    let code = v.contains('(')
+        || v.contains('[')
+        || v.split('.').count() > 1
+            && v.split('.').all(|part| {
+                !part.is_empty()
+                    && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                    && part.as_bytes()[0].is_ascii_alphabetic()
+            });
+    // An upper-case snake-case name is a variable (`DB_PASSWORD`).
+    let variable = v.contains('_')
+        && v.bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    code || variable
+}
+
 pub(crate) fn plausible_password(s: &str) -> bool {
     if s.starts_with("[redacted:") || s.len() < 4 {
         return false;
@@ -158,6 +199,9 @@ pub(crate) fn plausible_password(s: &str) -> bool {
     // (`arn:aws:iam::aws:policy/IAMUserChangePassword`) named after a
     // password is not one.
     if s.starts_with("arn:") {
+        return false;
+    }
+    if is_reference(s) {
         return false;
     }
     let lower = s.to_ascii_lowercase();

@@ -250,6 +250,22 @@ cases! {
         check("npm-auth-token", &format!("//registry.npmjs.org/:_authToken={t}"), t,
               "//registry.npmjs.org/:_authToken=${NPM_TOKEN}");
     };
+    password_hash => plain("password-hash",
+        "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+        "$argon2id$v=19$m=65536,t=3,p=4$");
+    cli_password => check("cli-password", "exec: mysql -u root -pS3cretPass42 orders: exit 1", "S3cretPass42",
+        "exec: mysql -u root -p 3306 orders: exit 1");
+    zapier_webhook_url => check("zapier-webhook-url", "POST https://hooks.zapier.com/hooks/catch/1234567/abcdefg/ failed",
+        "1234567/abcdefg", "POST https://hooks.zapier.com/hooks/ failed");
+    ifttt_webhook_key => check("ifttt-webhook-key",
+        "POST https://maker.ifttt.com/trigger/door_open/with/key/dQw4w9WgXcQabcdefghij12 failed", "dQw4w9WgXcQabcdefghij12",
+        "POST https://maker.ifttt.com/trigger/door_open/with/key/dQw4w9 failed");
+    webhook_url => check("webhook-url", "POST https://chat.example.com/hooks/xi8p3m1gqbyd7jn5fhz4t6kw2a failed",
+        "xi8p3m1gqbyd7jn5fhz4t6kw2a", "POST https://chat.example.com/hooks/xi8p3m1gqbyd7jn5fhz4t6kw2 failed");
+    url_signature => check("url-signature",
+        "GET https://bucket.s3.amazonaws.com/x?X-Amz-Signature=4f2b9c0d8e7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c failed",
+        "4f2b9c0d8e7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c",
+        "GET https://bucket.s3.amazonaws.com/x?X-Amz-Signature=short failed");
     private_key => check("private-key",
         "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----\nend",
         "u1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
