@@ -706,7 +706,9 @@ impl Engine {
             Check::Entropy => tokens::high_entropy(secret),
             Check::Password => tokens::plausible_password(secret),
             Check::Jwt => tokens::valid_jwt(secret),
-            Check::NotPlaceholder => !secret.starts_with("[redacted:"),
+            Check::NotPlaceholder => {
+                !secret.starts_with("[redacted:") && !tokens::is_reference(secret) && !tokens::masked(secret)
+            }
         }
     }
 }

@@ -22,11 +22,11 @@
 use crate::Category;
 use crate::boundary::floor_boundary;
 use crate::candidate::{Cand, cand};
-use crate::tokens::{is_reference, plausible_password};
+use crate::tokens::{is_reference, masked, plausible_password};
 
 /// Literals that start the detector (ASCII case-insensitive): each is the
 /// end of a secret's name.
-pub(crate) const ANCHORS: &[&str] = &["pass", "pwd", "secret", "token", "key"];
+pub(crate) const ANCHORS: &[&str] = &["pass", "pwd", "secret", "token", "key", "access", "private"];
 
 /// How far back from an anchor a key's identifier may start.
 const KEY_REACH: usize = 64;
@@ -41,15 +41,20 @@ pub(crate) enum Named {
     Secret,
     Token,
     Key,
+    /// A word that names a key only in front of one (`cryptocompare
+    /// ACCESS …`, `buddynsPRIVATE=…`): the value must be key-like.
+    SecretLike,
+    /// `key` after a vendor's name: the value must be key-like.
+    KeyLike,
 }
 
 impl Named {
     pub(crate) fn kind(self) -> &'static str {
         match self {
             Named::Password => "generic-password",
-            Named::Secret => "generic-secret",
+            Named::Secret | Named::SecretLike => "generic-secret",
             Named::Token => "generic-token",
-            Named::Key => "generic-key",
+            Named::Key | Named::KeyLike => "generic-key",
         }
     }
 }
@@ -67,9 +72,9 @@ impl KeyedKinds {
     fn on(self, n: Named) -> bool {
         match n {
             Named::Password => self.password,
-            Named::Secret => self.secret,
+            Named::Secret | Named::SecretLike => self.secret,
             Named::Token => self.token,
-            Named::Key => self.key,
+            Named::Key | Named::KeyLike => self.key,
         }
     }
 
@@ -165,7 +170,15 @@ fn named(key: &str) -> Option<Named> {
     }
     if flat.ends_with("key") {
         let head = before("key");
-        return KEY_QUALIFIERS.iter().any(|q| head.ends_with(q)).then_some(Named::Key);
+        if KEY_QUALIFIERS.iter().any(|q| head.ends_with(q)) {
+            return Some(Named::Key);
+        }
+        // A vendor's name glued to `key` (`opencagedata_key`,
+        // `apitemplateKEY`) names one too, if what follows is key-like.
+        return (!head.is_empty()).then_some(Named::KeyLike);
+    }
+    if flat.ends_with("access") || flat.ends_with("private") {
+        return Some(Named::SecretLike);
     }
     None
 }
@@ -175,8 +188,9 @@ fn named(key: &str) -> Option<Named> {
 enum Tie {
     /// `=`, `:`, `:=`, `=>`, `==`, `!=` and the like.
     Operator,
-    /// Only whitespace (`password 'x'`, `--password x`): the value must be
-    /// quoted, or the key a command-line flag.
+    /// Only whitespace or one dash (`password 'x'`, `--password x`,
+    /// `SECRET-…`): the value must be quoted, the key a command-line flag,
+    /// or the value key-like.
     Space,
     /// `<password>…`: the value runs to the next `<`.
     Element,
@@ -273,7 +287,10 @@ fn value_after(text: &str, left: usize, right: usize) -> Option<((usize, usize),
         i += 1;
         tie = Tie::Operator;
     }
-    if tie == Tie::Space && i == right {
+    // `apifonica-SECRET-…`: one dash between a name and its value.
+    if tie == Tie::Space && i == right && b.get(i) == Some(&b'-') {
+        i += 1;
+    } else if tie == Tie::Space && i == right {
         return None;
     }
     i = spaces(i);
@@ -318,7 +335,11 @@ fn value_after(text: &str, left: usize, right: usize) -> Option<((usize, usize),
 
 /// Whether `value`, tied to a key naming `what`, is the secret itself.
 fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> bool {
-    if tie == Tie::Space && !quoted && !flag {
+    // Without an operator, an unquoted value counts after a flag
+    // (`--password …`) or when it looks like a key rather than a word
+    // (`bugsnag secret 123e4567-e89b-…`); a password needs the flag.
+    let key_like = what != Named::Password && token_like(value);
+    if tie == Tie::Space && !(quoted || flag || key_like) {
         return false;
     }
     if value.starts_with("[redacted:") || is_reference(value) || placeholder(value) {
@@ -326,6 +347,7 @@ fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> b
     }
     let spaces = value.bytes().filter(|&c| c == b' ').count();
     match what {
+        Named::SecretLike | Named::KeyLike => token_like(value),
         Named::Password if quoted => value.len() >= 4 && spaces <= 1,
         Named::Password => plausible_password(value),
         _ if spaces > 0 => false,
@@ -334,12 +356,16 @@ fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> b
     }
 }
 
+/// Long enough and mixed enough to be a key: 16 or more characters, a digit
+/// among them, no spaces.
+fn token_like(v: &str) -> bool {
+    v.len() >= 16 && v.bytes().any(|c| c.is_ascii_digit()) && !v.contains(' ')
+}
+
 /// A placeholder: a known word, one character repeated, a "your …" template.
 fn placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
-    let mut chars = v.chars();
-    let repeated = chars.next().is_some_and(|c0| chars.all(|c| c == c0));
-    repeated
+    masked(v)
         || PLACEHOLDERS.contains(&lower.as_str())
         || lower.starts_with("your")
         || lower.starts_with("my-") && lower.contains("here")
@@ -373,9 +399,11 @@ mod tests {
             ("token_url", None),
             ("api_key", Some(Named::Key)),
             ("AXONAUT_API_KEY", Some(Named::Key)),
-            ("monkey", None),
-            ("sort_key", None),
-            ("publickey", None),
+            ("key", None),
+            ("monkey", Some(Named::KeyLike)),
+            ("opencagedata_key", Some(Named::KeyLike)),
+            ("buddynsPRIVATE", Some(Named::SecretLike)),
+            ("ACCESS", Some(Named::SecretLike)),
         ];
         for &(key, want) in table {
             assert_eq!(named(key), want, "{key}");

@@ -54,7 +54,8 @@ pub(crate) enum Check {
     Password,
     /// Both JWT segments must decode to JSON objects.
     Jwt,
-    /// Not one of our own placeholders (keeps the rule idempotent).
+    /// Not one of our own placeholders (keeps the rule idempotent), a
+    /// reference (`$password`) or a mask (`*****`).
     NotPlaceholder,
 }
 

@@ -176,7 +176,9 @@ pub(crate) fn is_reference(v: &str) -> bool {
         || v.contains('[')
         || v.split('.').count() > 1
             && v.split('.').all(|part| {
+                // Names are short; a JWT's segments are not.
                 !part.is_empty()
+                    && part.len() <= 24
                     && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
                     && part.as_bytes()[0].is_ascii_alphabetic()
             });
@@ -185,6 +187,13 @@ pub(crate) fn is_reference(v: &str) -> bool {
         && v.bytes()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
     code || variable
+}
+
+/// A mask standing where a secret was: one character repeated, separators
+/// aside (`*****`, `xxxxxxxx`, `00000000-0000-0000-0000-000000000000`).
+pub(crate) fn masked(v: &str) -> bool {
+    let mut chars = v.chars().filter(|c| !matches!(c, '-' | '_' | '.' | ' '));
+    chars.next().is_some_and(|c0| chars.all(|c| c == c0))
 }
 
 pub(crate) fn plausible_password(s: &str) -> bool {

@@ -165,3 +165,11 @@ fn references_and_placeholders_pass_unchanged() {
         changed.join("\n")
     );
 }
+
+#[test]
+fn a_dotted_token_is_no_field_reference() {
+    // Three short-looking segments are a field path; a JWT's are long.
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5NXgL0n3I9PlFUP0THsR8U";
+    let out = sanitizer().sanitize(&format!("Authorization: Bearer {jwt}"));
+    assert!(!out.text.contains("dozjgNryP4J3jVmNHl0w5N"), "{}", out.text);
+}

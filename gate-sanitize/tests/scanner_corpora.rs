@@ -22,7 +22,7 @@ use toolgate_sanitize::Sanitizer;
 /// The least share of usable Kingfisher positives removed in all three
 /// bodies. The goal is 95%; this floor sits a few points below today's
 /// figure, so a regression fails and an improvement should raise it.
-const KINGFISHER_REMOVED_FLOOR: f64 = 0.63;
+const KINGFISHER_REMOVED_FLOOR: f64 = 0.80;
 
 /// The least number of Kingfisher positives the measure may rest on, so an
 /// empty or unreadable corpus cannot pass.
