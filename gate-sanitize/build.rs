@@ -221,10 +221,16 @@ fn noseyparker(gitleaks: &[(String, Regex, usize)], out: &mut String, errors: &m
         }
         let name = rule["name"].as_str().unwrap_or(id);
         let keywords = &anchors.literals;
-        // A match of a prefix-anchored rule starts at its keyword and is
-        // at most its longest match long; an unbounded one (a base64 PEM
-        // key) may run far.
-        let back = if anchors.prefix { 0 } else { BACK };
+        // A match of a prefix-anchored rule starts at its keyword; any
+        // match is at most its longest match long, and an unbounded one (a
+        // base64 PEM key) may run far.
+        // A match holding its anchor starts no further back than its
+        // longest match is long.
+        let back = match (anchors.prefix, anchors.max_len) {
+            (true, _) => 0,
+            (false, Some(n)) => n.min(LONG_FORWARD),
+            (false, None) => BACK,
+        };
         let forward = match (anchors.prefix, anchors.max_len) {
             (_, Some(n)) => n.min(LONG_FORWARD),
             (true, None) => LONG_FORWARD,
