@@ -221,8 +221,10 @@ pub(crate) fn keyed_at(
         right += 1;
     }
     *done = right;
-    // Trailing separators belong to what follows (`PASSWORD-` in prose).
-    let key = text[left..right].trim_start_matches(['-', '.']);
+    // Leading dashes make the name a command-line flag (`--password`).
+    let ident = &text[left..right];
+    let key = ident.trim_start_matches(['-', '.']);
+    let flag = ident.starts_with('-');
     let Some(what) = named(key) else { return };
     // `no_password`, `not_secret`: a name that says there is none.
     let lower = key.to_ascii_lowercase();
@@ -232,7 +234,6 @@ pub(crate) fn keyed_at(
     if !kinds.on(what) {
         return;
     }
-    let flag = left >= 1 && b[left - 1] == b'-' || key.len() < right - left;
     if let Some((value, tie, quoted)) = value_after(text, left, right)
         && admissible(&text[value.0..value.1], what, tie, quoted, flag)
     {
@@ -297,7 +298,7 @@ fn value_after(text: &str, left: usize, right: usize) -> Option<((usize, usize),
     if i >= b.len() {
         return None;
     }
-    let limit = (i + VALUE_REACH).min(b.len());
+    let limit = floor_boundary(text, (i + VALUE_REACH).min(b.len()));
     // A key inside a string (`"Password:"`) is text; the quote after it
     // closes that string rather than opening a value.
     if inside_string && Some(b[i]) == opened {
@@ -380,6 +381,28 @@ fn placeholder(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_value_ends_on_a_character_boundary() {
+        // The value runs past VALUE_REACH inside a three-byte character.
+        for pad in 0..3 {
+            let text = format!(
+                "password={}{}",
+                "a1".repeat(VALUE_REACH / 2 - 1 + pad),
+                "日本語".repeat(4)
+            );
+            let mut cands = Vec::new();
+            let kinds = KeyedKinds {
+                password: true,
+                secret: true,
+                token: true,
+                key: true,
+            };
+            keyed_at(&text, 0, 4, kinds, &mut 0, &mut cands);
+            assert!(cands.iter().all(|c| text.is_char_boundary(c.end)), "{pad}");
+            assert_eq!(cands.len(), 1, "{pad}");
+        }
+    }
 
     #[test]
     fn names_end_in_the_secret() {
