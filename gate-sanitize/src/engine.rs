@@ -61,7 +61,7 @@ enum Action {
 struct CompiledSecret {
     rule: usize,
     matcher: Matcher,
-    /// The gitleaks rule of the same kind, whose entropy threshold and
+    /// The first vendored rule of the same kind, whose entropy threshold and
     /// allowlists this rule's findings must pass too.
     shared: Option<usize>,
 }
@@ -193,7 +193,7 @@ pub(crate) struct Engine {
     actions: Vec<Vec<Action>>,
     secrets: Vec<Option<CompiledSecret>>,
     vendored: vendored::Rules,
-    /// How many gitleaks rules are on.
+    /// How many vendored rules are on.
     vendored_count: usize,
     custom: Vec<CustomRule>,
     keyed: keyed::KeyedKinds,
@@ -504,7 +504,7 @@ impl Engine {
             Vec::new()
         };
 
-        // Per gitleaks rule, the window its hits have opened so far; a hit
+        // Per vendored rule, the window its hits have opened so far; a hit
         // beyond it runs the rule over it and opens the next. Sized on the
         // first hit: most texts (a short result) have none.
         let mut windows: Vec<Option<vendored::Window>> = Vec::new();

@@ -21,8 +21,8 @@ const OTHER_KINDS: &[(&str, Category)] = &[
     (KIND_QUOTED, Category::Reflected),
 ];
 
-/// The gitleaks rules the engine runs: all but those a gate detector
-/// supersedes.
+/// The kinds of the vendored rules the engine runs: all but those a gate
+/// detector supersedes.
 fn vendored_kinds() -> impl Iterator<Item = &'static str> {
     vendored::RULES
         .iter()

@@ -1,14 +1,15 @@
-//! gate's own secret rules, as data, beside the gitleaks set.
+//! gate's own secret rules, as data, beside the vendored sets.
 //!
-//! gitleaks' rules (see `gitleaks`) cover the vendor token families; this
-//! table keeps what gate does better or gitleaks lacks: passwords in URLs
-//! and connection strings, JWTs validated by decoding, `Authorization:` and
-//! API-key headers, AWS secret keys and session tokens, cloud connection
-//! strings, the generic `password=`/`secret=`/`token=`/`key=` assignments
-//! tuned for error text, and token shapes gitleaks only accepts next to an
-//! identifier or at one exact length (a bare Mailchimp key, a legacy OpenAI
-//! key). Where a rule here shares its kind with a gitleaks rule, both run
-//! and either one's finding is that kind.
+//! gitleaks' and Nosey Parker's rules (see `vendored`) cover the vendor
+//! token families; this table keeps what gate does better or they lack:
+//! passwords in URLs and connection strings, JWTs validated by decoding,
+//! `Authorization:` and API-key headers, AWS secret keys and session
+//! tokens, cloud connection strings, the generic `password=`/`secret=`/
+//! `token=`/`key=` assignments tuned for error text, token shapes gitleaks
+//! only accepts next to an identifier or at one exact length (a bare
+//! Mailchimp key, a legacy OpenAI key), password hashes, webhook URLs and
+//! command-line credentials. Where a rule here shares its kind with a
+//! vendored rule, both run and either one's finding is that kind.
 //!
 //! Each rule is a literal *anchor* (found by one Aho-Corasick pass over the
 //! whole text) plus a regex that is run **anchored** at that position and

@@ -98,7 +98,7 @@ pub(crate) struct Rule {
     pub allowlists: &'static [Allowlist],
 }
 
-include!(concat!(env!("OUT_DIR"), "/gitleaks_rules.rs"));
+include!(concat!(env!("OUT_DIR"), "/vendored_rules.rs"));
 
 /// gitleaks rules whose kind one of gate's own detectors reports better:
 /// `jwt` (gate decodes both segments as JSON) and `private-key` (gate's PEM
