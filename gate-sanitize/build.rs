@@ -164,10 +164,10 @@ fn main() {
 /// the `regex` crate's dialect; their keywords are derived from the pattern
 /// (`anchors`); every capture group is a secret but those
 /// [`NP_PUBLIC_GROUPS`] lists (a username beside its password, a key id
-/// beside its key). A rule whose every example a gitleaks
-/// rule already finds reports that rule's kind, so one credential has one
-/// name; any other takes a kind made from its name (`Tavily API Key` is
-/// `tavily-api-key`).
+/// beside its key). A rule whose examples' secrets a gitleaks rule of the
+/// same vendor finds, secret for secret, reports that rule's kind, so one
+/// credential has one name; any other takes a kind made from its name
+/// (`Tavily API Key` is `tavily-api-key`).
 fn noseyparker(gitleaks: &[(String, Regex, usize)], out: &mut String, errors: &mut Vec<String>) {
     let text = std::fs::read_to_string(NOSEYPARKER).unwrap_or_else(|e| panic!("cannot read {NOSEYPARKER}: {e}"));
     let data: serde_json::Value =
@@ -224,10 +224,9 @@ fn noseyparker(gitleaks: &[(String, Regex, usize)], out: &mut String, errors: &m
         let name = rule["name"].as_str().unwrap_or(id);
         let keywords = &anchors.literals;
         // A match of a prefix-anchored rule starts at its keyword; any
-        // match is at most its longest match long, and an unbounded one (a
-        // base64 PEM key) may run far.
-        // A match holding its anchor starts no further back than its
-        // longest match is long.
+        // match, so any reach from its keyword either way, is at most its
+        // longest match long, and an unbounded one (a base64 PEM key) may
+        // run far.
         let back = match (anchors.prefix, anchors.max_len) {
             (true, _) => 0,
             (false, Some(n)) => n.min(LONG_FORWARD),
