@@ -20,6 +20,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use toolgate_sanitize::{Category, Sanitizer};
 
+#[path = "support/one_kind.rs"]
+mod one_kind;
+use one_kind::only;
+
 const EXAMPLES: &str = include_str!("../data/gitleaks/examples.json");
 
 fn examples() -> BTreeMap<String, Value> {
@@ -30,17 +34,6 @@ fn examples() -> BTreeMap<String, Value> {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
-}
-
-/// A sanitizer running `kind` alone.
-fn only(kind: &str) -> Sanitizer {
-    let mut b = Sanitizer::builder().max_len(usize::MAX);
-    for k in Sanitizer::builtin_kinds() {
-        if k != kind {
-            b = b.disable(k);
-        }
-    }
-    b.build().expect("a single-kind sanitizer builds")
 }
 
 /// Examples on which gate deliberately disagrees with gitleaks, each with

@@ -17,20 +17,13 @@ use std::ops::Range;
 use regex::Regex;
 use serde_json::Value;
 use toolgate_sanitize::baseline::vendored_rules;
+
+#[path = "support/one_kind.rs"]
+mod one_kind;
+use one_kind::only;
 use toolgate_sanitize::{Category, Sanitizer};
 
 const RULES: &str = include_str!("../data/noseyparker/rules.json");
-
-/// A sanitizer running `kind` alone, without a length cap.
-fn only(kind: &str) -> Sanitizer {
-    let mut b = Sanitizer::builder().max_len(usize::MAX);
-    for k in Sanitizer::builtin_kinds() {
-        if k != kind {
-            b = b.disable(k);
-        }
-    }
-    b.build().expect("a single-kind sanitizer builds")
-}
 
 /// Examples on which gate deliberately disagrees with Nosey Parker, each
 /// with its reason; the test checks that they do differ, so none is
