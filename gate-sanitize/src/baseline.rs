@@ -31,7 +31,7 @@ impl NaiveLoop {
         for r in SECRET_RULES {
             let p = r.pattern.replace(r"\b", r"(?-u:\b)");
             if let Ok(re) = Regex::new(&p) {
-                rules.push((re, format!("[redacted:{}]", r.kind)));
+                rules.push((re, crate::render::redacted(r.kind)));
             }
         }
         for r in vendored::RULES {
@@ -39,7 +39,7 @@ impl NaiveLoop {
                 continue;
             }
             if let Ok(re) = regex::RegexBuilder::new(r.regex).size_limit(1 << 24).build() {
-                rules.push((re, format!("[redacted:{}]", r.id)));
+                rules.push((re, crate::render::redacted(r.id)));
             }
         }
         let extra: &[(&str, &str)] = &[

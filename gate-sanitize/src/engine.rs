@@ -20,10 +20,7 @@ use crate::config::{SanitizerBuilder, SanitizerConfigError, valid_kind_name};
 use crate::kinds::{builtin_category, builtin_kinds};
 use crate::render::{self, redacted};
 use crate::rules::{Back, Check, SECRET_RULES};
-use crate::{
-    Category, ECHO_PLACEHOLDER, INSTRUCTION_PLACEHOLDER, INTERNAL_ADDRESS_PLACEHOLDER, QUOTED_PLACEHOLDER,
-    STACK_TRACE_PLACEHOLDER, Sanitized,
-};
+use crate::{Category, Sanitized};
 use crate::{addr, disguise, keyed, quoted, reflect, stack, tokens, vendored};
 
 /// Bytes after a match start that an anchored secret regex may look at.
@@ -370,14 +367,8 @@ impl Engine {
             });
         }
         // Every placeholder that can appear in output, built-in or custom.
-        let mut placeholders: Vec<String> = vec![
-            STACK_TRACE_PLACEHOLDER.into(),
-            INTERNAL_ADDRESS_PLACEHOLDER.into(),
-            ECHO_PLACEHOLDER.into(),
-            QUOTED_PLACEHOLDER.into(),
-            INSTRUCTION_PLACEHOLDER.into(),
-            "[truncated: 18446744073709551615 bytes]".into(),
-        ];
+        let mut placeholders: Vec<String> = render::FIXED_PLACEHOLDERS.iter().map(|p| p.to_string()).collect();
+        placeholders.push("[truncated: 18446744073709551615 bytes]".into());
         placeholders.extend(builtin_kinds().iter().map(|k| redacted(k)));
         placeholders.extend(custom.iter().map(|c| redacted(&c.kind)));
         for c in &custom {
@@ -707,7 +698,7 @@ impl Engine {
             Check::Password => tokens::plausible_password(secret),
             Check::Jwt => tokens::valid_jwt(secret),
             Check::NotPlaceholder => {
-                !secret.starts_with("[redacted:") && !tokens::is_reference(secret) && !tokens::masked(secret)
+                !secret.starts_with(render::REDACTED_PREFIX) && !tokens::is_reference(secret) && !tokens::masked(secret)
             }
         }
     }

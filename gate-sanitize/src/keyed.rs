@@ -22,6 +22,7 @@
 use crate::Category;
 use crate::boundary::floor_boundary;
 use crate::candidate::{Cand, cand};
+use crate::render::REDACTED_PREFIX;
 use crate::tokens::{is_reference, masked, plausible_password};
 
 /// Literals that start the detector (ASCII case-insensitive): each is the
@@ -343,7 +344,7 @@ fn admissible(value: &str, what: Named, tie: Tie, quoted: bool, flag: bool) -> b
     if tie == Tie::Space && !(quoted || flag || key_like) {
         return false;
     }
-    if value.starts_with("[redacted:") || is_reference(value) || placeholder(value) {
+    if value.starts_with(REDACTED_PREFIX) || is_reference(value) || placeholder(value) {
         return false;
     }
     let spaces = value.bytes().filter(|&c| c == b' ').count();

@@ -144,7 +144,7 @@ pub(crate) fn quote_at(text: &str, start: usize, end: usize, kind: usize, st: &m
     // A quote around a redacted secret is a quoted credential, as when the
     // secret is still there (see `drop_quotes_around_secrets`); this keeps
     // the re-scan of rendered output from seeing prose in it.
-    if free_text(inner) && inner != crate::QUOTED_PLACEHOLDER && !inner.contains("[redacted:") {
+    if free_text(inner) && inner != crate::QUOTED_PLACEHOLDER && !inner.contains(crate::render::REDACTED_PREFIX) {
         cands.push(cand(content..c, KIND_QUOTED, Category::Reflected));
     }
 }

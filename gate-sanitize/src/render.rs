@@ -144,7 +144,7 @@ impl Rendered {
 fn push_placeholder(out: &mut String, c: &Cand) {
     match c.category {
         Category::Secret => {
-            out.push_str("[redacted:");
+            out.push_str(REDACTED_PREFIX);
             out.push_str(&c.kind);
             out.push(']');
         }
@@ -156,6 +156,20 @@ fn push_placeholder(out: &mut String, c: &Cand) {
         Category::Truncated => {}
     }
 }
+
+/// The placeholders that are the same for every finding of their category
+/// (a secret's names its kind, the cap's its byte count).
+pub(crate) const FIXED_PLACEHOLDERS: [&str; 5] = [
+    STACK_TRACE_PLACEHOLDER,
+    INTERNAL_ADDRESS_PLACEHOLDER,
+    ECHO_PLACEHOLDER,
+    QUOTED_PLACEHOLDER,
+    INSTRUCTION_PLACEHOLDER,
+];
+
+/// How a secret's placeholder and the cap's marker begin.
+pub(crate) const REDACTED_PREFIX: &str = "[redacted:";
+pub(crate) const TRUNCATED_PREFIX: &str = "[truncated:";
 
 /// The placeholder of a secret of `kind`.
 pub(crate) fn redacted(kind: &str) -> String {

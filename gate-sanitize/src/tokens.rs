@@ -197,7 +197,7 @@ pub(crate) fn masked(v: &str) -> bool {
 }
 
 pub(crate) fn plausible_password(s: &str) -> bool {
-    if s.starts_with("[redacted:") || s.len() < 4 {
+    if s.starts_with(crate::render::REDACTED_PREFIX) || s.len() < 4 {
         return false;
     }
     let first = s.as_bytes()[0];

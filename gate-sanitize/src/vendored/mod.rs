@@ -41,6 +41,7 @@ use regex_automata::{Anchored, Input};
 use crate::Category;
 use crate::boundary::floor_boundary;
 use crate::candidate::{Cand, cand};
+use crate::render::{FIXED_PLACEHOLDERS, REDACTED_PREFIX, TRUNCATED_PREFIX};
 
 /// What an allowlist's regexes are matched against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,18 +337,13 @@ impl Rules {
 
 /// Whether `text[secret]` holds the start of one of gate's placeholders.
 fn holds_placeholder(text: &str, secret: Window) -> bool {
-    const STARTS: &[&str] = &[
-        "[redacted:",
-        crate::STACK_TRACE_PLACEHOLDER,
-        crate::INTERNAL_ADDRESS_PLACEHOLDER,
-        crate::ECHO_PLACEHOLDER,
-        crate::QUOTED_PLACEHOLDER,
-        crate::INSTRUCTION_PLACEHOLDER,
-        "[truncated:",
-    ];
-    text[secret.0..secret.1]
-        .match_indices('[')
-        .any(|(at, _)| STARTS.iter().any(|p| text[secret.0 + at..].starts_with(p)))
+    text[secret.0..secret.1].match_indices('[').any(|(at, _)| {
+        let rest = &text[secret.0 + at..];
+        [REDACTED_PREFIX, TRUNCATED_PREFIX]
+            .iter()
+            .chain(&FIXED_PLACEHOLDERS)
+            .any(|p| rest.starts_with(p))
+    })
 }
 
 /// Captured secrets shorter than this are taken as pattern fragments.
