@@ -27,7 +27,7 @@ use crate::record::{
     Claim, ClaimRequest, Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, ResolveRequest, State,
     SweepReport,
 };
-use crate::task::{TaskRecord, TaskStore, TaskTransaction};
+use crate::task::{SettledAtOnce, Settlement, TaskRecord, TaskStore, TaskTransaction};
 use crate::time::{Clock, Timestamp};
 
 /// Which store a ledger writes to.
@@ -226,6 +226,17 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug + 'static {
         clock: &'a dyn Clock,
         retention: Duration,
     ) -> impl Future<Output = Res<Box<dyn TaskTransaction<'a> + 'a>>> + Send;
+    /// [`TaskStore::settle_at_once`], reading "now" from `clock`; a backend
+    /// without a one-statement commit writes nothing and says so.
+    fn settle_at_once(
+        &self,
+        settlement: Settlement<'_>,
+        clock: &dyn Clock,
+        retention: Duration,
+    ) -> impl Future<Output = Res<SettledAtOnce>> + Send {
+        let _ = (settlement, clock, retention);
+        async { Ok(SettledAtOnce::NotApplied) }
+    }
     /// Terminal tasks: failures needing reconciliation first, then oldest first.
     fn list_failed_tasks(&self, limit: u32) -> impl Future<Output = Res<Vec<TaskRecord>>> + Send;
     /// Terminal tasks of `user` whose failure named intent `key`.
@@ -926,6 +937,9 @@ impl<B: Backend> TaskStore for Core<B> {
     }
     fn begin(&self) -> BoxFuture<'_, Res<Box<dyn TaskTransaction<'_> + '_>>> {
         Box::pin(self.backend.begin(&*self.clock, self.retention))
+    }
+    fn settle_at_once<'a>(&'a self, settlement: Settlement<'a>) -> BoxFuture<'a, Res<SettledAtOnce>> {
+        Box::pin(self.backend.settle_at_once(settlement, &*self.clock, self.retention))
     }
     fn list_failed_tasks(&self, limit: u32) -> BoxFuture<'_, Res<Vec<TaskRecord>>> {
         Box::pin(self.backend.list_failed_tasks(limit))

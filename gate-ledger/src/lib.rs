@@ -80,7 +80,10 @@
 //! the request as JSON text, see [`Approvals`]). Nothing is deleted except
 //! by [`Reconcile::purge_expired`] (finished records past retention) and
 //! [`Ledger::release`] (a first attempt given up before dispatch). Schema
-//! version 3 added `gate_approvals`; version 2 moved version 1's decision
+//! version 4 added, on PostgreSQL, the function `gate_not_applied()`, which
+//! a decision committed in one statement raises through when a condition
+//! does not hold ([`TaskStore::settle_at_once`]); version 3 added
+//! `gate_approvals`; version 2 moved version 1's decision
 //! log, whose classes and actions were free strings, to
 //! `gate_decisions_v1`.
 //!
@@ -94,6 +97,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod approval;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod at_once;
 mod decision;
 mod decision_id;
 mod error;
@@ -139,7 +144,7 @@ pub use record::{
 };
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SCHEMA_VERSION;
-pub use task::{OpenApproval, TaskRecord, TaskState, TaskStore, TaskTransaction};
+pub use task::{OpenApproval, SettledAtOnce, Settlement, TaskRecord, TaskState, TaskStore, TaskTransaction};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
 pub use vocab::{Action, Ambiguity, ApprovalStatus, FailureClass, FailureReason, UnknownName};
 

@@ -25,12 +25,13 @@ use sqlx::Row;
 use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::approval::{ApprovalQuery, ApprovalRecord};
+use crate::at_once::{AtOnceStatements, NOT_APPLIED, NOT_APPLIED_FUNCTION, Shape, TaskWrite};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
 use crate::ledger::{Backend, Change, Expect, FinishWrite, Update};
 use crate::record::{Finish, Lease, LedgerRecord, Outcome, Reconciliation, Resolution, State};
-use crate::task::{TaskRecord, TaskTransaction};
+use crate::task::{SettledAtOnce, Settlement, TaskRecord, TaskTransaction};
 use crate::time::{Clock, Timestamp};
 use crate::vocab::ApprovalStatus;
 
@@ -171,10 +172,14 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
             "CREATE INDEX gate_approvals_by_task ON gate_approvals (user_id, task_id)",
         ],
     ),
+    // What a decision's one-statement commit raises through (PostgreSQL:
+    // `at_once.rs`); SQLite, which has no stored functions, records the
+    // version and runs nothing.
+    (4, &[NOT_APPLIED_FUNCTION]),
 ];
 
 /// The latest schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The decision columns, in bind order.
 const DECISION_COLS: &str = "decision_id, at, task_id, user_id, call_id, tool, class, action, fail_reason, \
@@ -249,6 +254,8 @@ struct Statements {
     load_approval: String,
     list_approvals: String,
     decide_approval: String,
+    /// A decision's writes as one statement (PostgreSQL; `None` on SQLite).
+    at_once: Option<AtOnceStatements>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,6 +297,16 @@ impl Statements {
         let placeholders = (1..=21).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let pk = "user_id = $1 AND intent_key = $2";
         let fence = "attempt = $3 AND owner = $4";
+        let finish_update = format!(
+            "UPDATE gate_intents SET state = $6, finished_at = $5, expires_at = $7, \
+             outcome = $8, outcome_is_error = $9, error = $10, lease_expires_at = NULL, \
+             updated_at = $5 \
+             WHERE {pk} AND {fence} AND (state = 'dispatched' \
+             OR ($11 = 1 AND state = 'claimed'))"
+        );
+        let update_task = "UPDATE gate_tasks SET revision = $3, writer = $4, terminal = $5, state = $6, \
+             failure = $7, failed_reason = $8, failed_intent_key = $9, failed_at = $10, reopened_at = $11, \
+             updated_at = $12 WHERE user_id = $1 AND task_id = $2 AND revision = $13";
         let s = Statements {
             dialect: Dialect::Postgres,
             insert: format!(
@@ -317,13 +334,7 @@ impl Statements {
                  WHERE {pk} AND {fence} AND (state = 'dispatched' \
                  OR (state = 'claimed' AND lease_expires_at > $5)) RETURNING {COLS}"
             ),
-            finish: format!(
-                "UPDATE gate_intents SET state = $6, finished_at = $5, expires_at = $7, \
-                 outcome = $8, outcome_is_error = $9, error = $10, lease_expires_at = NULL, \
-                 updated_at = $5 \
-                 WHERE {pk} AND {fence} AND (state = 'dispatched' \
-                 OR ($11 = 1 AND state = 'claimed')) RETURNING {COLS}"
-            ),
+            finish: format!("{finish_update} RETURNING {COLS}"),
             delete: format!(
                 "DELETE FROM gate_intents WHERE {pk} AND state = $3 AND attempt = $4 \
                  AND owner IS NOT DISTINCT FROM $5"
@@ -372,10 +383,7 @@ impl Statements {
                 "INSERT INTO gate_tasks ({TASK_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
                  ON CONFLICT (user_id, task_id) DO NOTHING"
             ),
-            update_task: "UPDATE gate_tasks SET revision = $3, writer = $4, terminal = $5, state = $6, \
-                 failure = $7, failed_reason = $8, failed_intent_key = $9, failed_at = $10, reopened_at = $11, \
-                 updated_at = $12 WHERE user_id = $1 AND task_id = $2 AND revision = $13"
-                .to_owned(),
+            update_task: update_task.to_owned(),
             list_failed_tasks: format!(
                 "SELECT {TASK_COLS} FROM gate_tasks WHERE terminal = 1 \
                  ORDER BY CASE WHEN failed_reason IN ('outcome_unknown', 'outcome_not_recorded') THEN 0 ELSE 1 END, \
@@ -408,6 +416,12 @@ impl Statements {
             decide_approval: "UPDATE gate_approvals SET status = $2, decided_at = $3, record = $4 \
                  WHERE approval_id = $1 AND status = 'pending' AND expires_at > $3"
                 .to_owned(),
+            at_once: Some(AtOnceStatements::new(
+                &finish_update,
+                update_task,
+                TASK_COLS,
+                DECISION_COLS,
+            )),
         };
         match d {
             Dialect::Postgres => s,
@@ -443,6 +457,7 @@ impl Statements {
                 load_approval: to_sqlite(&s.load_approval),
                 list_approvals: to_sqlite(&s.list_approvals),
                 decide_approval: to_sqlite(&s.decide_approval),
+                at_once: None,
             },
         }
     }
@@ -829,8 +844,8 @@ macro_rules! sql_backend {
                     if current.is_some_and(|c| c >= *version) {
                         continue;
                     }
-                    for s in *stmts {
-                        sqlx::query(&migration_sql(s, dialect)).execute(&mut *tx).await?;
+                    for s in stmts.iter().filter_map(|s| migration_sql(s, dialect)) {
+                        sqlx::query(&s).execute(&mut *tx).await?;
                     }
                     sqlx::query(&self.sql.record_schema_version)
                         .bind(version)
@@ -873,24 +888,36 @@ macro_rules! sql_backend {
                 sql: &'q Statements,
                 u: &'q Update<'q>,
             ) -> Res<sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>> {
-                let base = |sql| {
-                    sqlx::query(sql)
-                        .bind(u.user)
-                        .bind(u.key)
-                        .bind(u.attempt)
-                        .bind(u.owner)
-                        .bind(u.now.as_millis())
+                let text = match u.change {
+                    Change::Dispatch { .. } => &sql.dispatch,
+                    Change::Renew { .. } => &sql.renew,
+                    Change::Finish { .. } => &sql.finish,
                 };
+                Self::bind_update(sqlx::query(text), u)
+            }
+
+            /// Binds the parameters of `u`'s statement to `q`, in order.
+            fn bind_update<'q>(
+                q: sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
+                u: &'q Update<'q>,
+            ) -> Res<sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>> {
+                let base = q
+                    .bind(u.user)
+                    .bind(u.key)
+                    .bind(u.attempt)
+                    .bind(u.owner)
+                    .bind(u.now.as_millis());
                 Ok(match u.change {
-                    Change::Dispatch { lease_until } => base(sql.dispatch.as_str()).bind(lease_until.as_millis()),
-                    Change::Renew { lease_until } => base(sql.renew.as_str()).bind(lease_until.as_millis()),
+                    Change::Dispatch { lease_until } | Change::Renew { lease_until } => {
+                        base.bind(lease_until.as_millis())
+                    }
                     Change::Finish {
                         to,
                         from_claimed,
                         expires_at,
                         outcome,
                         error,
-                    } => base(sql.finish.as_str())
+                    } => base
                         .bind(to.as_str())
                         .bind(ms(*expires_at))
                         .bind(outcome.as_ref().map(outcome_json).transpose()?)
@@ -1265,6 +1292,55 @@ macro_rules! sql_backend {
                 }))
             }
 
+            async fn settle_at_once(
+                &self,
+                settlement: Settlement<'_>,
+                clock: &dyn Clock,
+                retention: Duration,
+            ) -> Res<SettledAtOnce> {
+                let shape = Shape {
+                    intent: settlement.intent.is_some(),
+                    task: match settlement.task {
+                        None => TaskWrite::Untouched,
+                        Some(t) if t.revision == 0 => TaskWrite::Insert,
+                        Some(_) => TaskWrite::Update,
+                    },
+                    decision: settlement.decision.is_some(),
+                };
+                let Some(sql) = self.sql.at_once.as_ref().and_then(|s| s.get(shape)) else {
+                    return Ok(SettledAtOnce::NotApplied);
+                };
+                let now = clock.now();
+                let finish = settlement
+                    .intent
+                    .map(|(lease, how)| (lease, FinishWrite::new(how, now, retention)));
+                let update = finish.as_ref().map(|(lease, write)| write.update(lease, now));
+                let task = settlement
+                    .task
+                    .map(|t| TaskRow::of(t, t.revision + 1, now))
+                    .transpose()?;
+                let mut query = sqlx::query(sql);
+                if let Some(update) = &update {
+                    query = Self::bind_update(query, update)?;
+                }
+                if let (Some(record), Some(row)) = (settlement.task, &task) {
+                    query = bind_task!(query, row);
+                    if record.revision != 0 {
+                        query = query.bind(record.revision);
+                    }
+                }
+                if let Some(record) = settlement.decision {
+                    query = bind_decision!(query, record);
+                }
+                match query.execute(&self.pool).await {
+                    Ok(_) => Ok(SettledAtOnce::Landed(settlement.task.map(|t| t.revision + 1))),
+                    Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(NOT_APPLIED) => {
+                        Ok(SettledAtOnce::NotApplied)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+
             async fn list_failed_tasks(&self, limit: u32) -> Res<Vec<TaskRecord>> {
                 let rows = sqlx::query(&self.sql.list_failed_tasks)
                     .bind(i64::from(limit))
@@ -1355,13 +1431,17 @@ sql_backend!(
     "BEGIN"
 );
 
-fn migration_sql(stmt: &str, d: Dialect) -> String {
+/// A migration's statement for dialect `d`; `None` for a stored function
+/// on SQLite, which has none.
+fn migration_sql(stmt: &str, d: Dialect) -> Option<String> {
     let seq = match d {
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite if stmt.starts_with("CREATE OR REPLACE FUNCTION") => return None,
         #[cfg(feature = "sqlite")]
         Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
         Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
     };
-    stmt.replace("{seq}", seq)
+    Some(stmt.replace("{seq}", seq))
 }
 
 /// What a migration runs before anything else: PostgreSQL serialises

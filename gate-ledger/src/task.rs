@@ -165,6 +165,45 @@ pub trait TaskStore: Send + Sync {
         user: &'a str,
         limit: &'a TokenLimit,
     ) -> BoxFuture<'a, Result<u64, LedgerError>>;
+
+    /// Commits `settlement` in one statement, where the store can: the
+    /// writes a [`TaskTransaction`] would make, with the same conditions
+    /// (the intent's lease, the task's revision), all or nothing. It saves
+    /// the round trips of a transaction (`BEGIN`, one per write, `COMMIT`)
+    /// for the decision that needs no read between its writes, which is
+    /// every side effect's outcome. When a condition does not hold, nothing
+    /// is written and the answer is [`SettledAtOnce::NotApplied`]: the
+    /// caller then runs the transaction, which tells which condition failed
+    /// and why (or recognises its own earlier write). Stores without such a
+    /// statement answer `NotApplied` at once; PostgreSQL has one.
+    fn settle_at_once<'a>(&'a self, settlement: Settlement<'a>) -> BoxFuture<'a, Result<SettledAtOnce, LedgerError>> {
+        let _ = settlement;
+        Box::pin(async { Ok(SettledAtOnce::NotApplied) })
+    }
+}
+
+/// The writes of a decision that reads nothing between them, for
+/// [`TaskStore::settle_at_once`].
+#[derive(Clone, Copy, Debug)]
+pub struct Settlement<'a> {
+    /// The intent the decided call held, and how it ended, written as
+    /// [`TaskTransaction::finish_intent`] writes it.
+    pub intent: Option<(&'a Lease, &'a Finish)>,
+    /// The task's new state, written as [`TaskTransaction::save_task`]
+    /// writes it (if it is still at `revision`).
+    pub task: Option<&'a TaskRecord>,
+    /// The decision record, appended once per id.
+    pub decision: Option<&'a DecisionRecord>,
+}
+
+/// How [`TaskStore::settle_at_once`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettledAtOnce {
+    /// Everything committed; the task's revision after it, if the task was written.
+    Landed(Option<i64>),
+    /// Nothing was written: a condition did not hold, or the store has no
+    /// one-statement commit for these writes. A transaction tells which.
+    NotApplied,
 }
 
 /// The writes of one decision, committed together.

@@ -103,7 +103,7 @@ async fn sqlite_file_is_created_and_survives_reopening() {
     assert!(rec.dispatched_at.is_some());
     l.close().await;
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
 }
 
 #[cfg(feature = "postgres")]

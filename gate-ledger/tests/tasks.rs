@@ -15,8 +15,8 @@ use common::{Harness, Kind, charge};
 use serde_json::json;
 use toolgate_budget::TokenLimit;
 use toolgate_ledger::{
-    Action, Claim, DecisionId, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Resolution, ResolveRequest,
-    State, TaskRecord, Timestamp,
+    Action, Claim, DecisionId, DecisionQuery, DecisionRecord, FailureReason, FailureReport, Finish, Resolution,
+    ResolveRequest, SettledAtOnce, Settlement, State, TaskRecord, Timestamp,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -484,6 +484,91 @@ async fn t11_an_intent_finishes_inside_the_decision_transaction(h: &Harness) {
     assert_eq!(stored.state, State::Succeeded, "the refused finish changed nothing");
 }
 
+/// The intent's state, the task's revision and how many records the task has.
+async fn where_it_stands(h: &Harness, key: &str) -> (State, i64, usize) {
+    let stored = h.ledger.get("user-42", key).await.expect("get").expect("stored");
+    let saved = h
+        .ledger
+        .load_task("user-42", "task-31")
+        .await
+        .expect("load")
+        .expect("stored");
+    (stored.state, saved.revision, decisions_of(h, "task-31").await.len())
+}
+
+// A decision settled at once (one statement where the store has it) lands
+// all of its writes or none: a task changed by another worker, or a lease
+// that no longer holds, leaves the intent, the task and the decision log as
+// they were, and the answer says so, for the transaction to tell why. A
+// settlement whose conditions hold lands whole on PostgreSQL; the other
+// stores have no such statement and write nothing.
+async fn t12_a_settlement_at_once_lands_whole_or_not_at_all(h: &Harness) {
+    let r = charge("pay INV-31");
+    let Claim::Acquired(lease) = h.ledger.claim_and_dispatch(&r).await.expect("claim") else {
+        panic!("fresh key")
+    };
+    let paid = Finish::Succeeded(json!({"paid": true}));
+    let mut task = TaskRecord::new("user-42", "task-31");
+    task.writer = "w1".into();
+    assert_eq!(save(h, &task).await.expect("first save"), 1);
+
+    // The task as another worker left it (revision 1), but this write read revision 0.
+    task.writer = "w2".into();
+    let stale = Settlement {
+        intent: Some((&lease, &paid)),
+        task: Some(&task),
+        decision: Some(&decision(31, "task-31")),
+    };
+    assert_eq!(
+        h.ledger.settle_at_once(stale).await.expect("answer"),
+        SettledAtOnce::NotApplied
+    );
+    assert_eq!(
+        where_it_stands(h, &r.key).await,
+        (State::Dispatched, 1, 0),
+        "a stale task write finishes nothing"
+    );
+
+    // A lease of another owner: the finish does not hold.
+    let mut lost = lease.clone();
+    lost.owner = "someone-else".into();
+    task.revision = 1;
+    let refused = Settlement {
+        intent: Some((&lost, &paid)),
+        task: Some(&task),
+        decision: Some(&decision(32, "task-31")),
+    };
+    assert_eq!(
+        h.ledger.settle_at_once(refused).await.expect("answer"),
+        SettledAtOnce::NotApplied
+    );
+    assert_eq!(
+        where_it_stands(h, &r.key).await,
+        (State::Dispatched, 1, 0),
+        "a lost lease writes no task and no record"
+    );
+
+    let holds = Settlement {
+        intent: Some((&lease, &paid)),
+        task: Some(&task),
+        decision: Some(&decision(33, "task-31")),
+    };
+    let settled = h.ledger.settle_at_once(holds).await.expect("answer");
+    if h.kind == Kind::Postgres {
+        assert_eq!(settled, SettledAtOnce::Landed(Some(2)));
+        assert_eq!(
+            where_it_stands(h, &r.key).await,
+            (State::Succeeded, 2, 1),
+            "everything landed"
+        );
+        let stored = h.ledger.get("user-42", &r.key).await.expect("get").expect("stored");
+        assert_eq!(stored.outcome.map(|o| o.value), Some(json!({"paid": true})));
+    } else {
+        assert_eq!(settled, SettledAtOnce::NotApplied, "no one-statement commit here");
+        assert_eq!(where_it_stands(h, &r.key).await, (State::Dispatched, 1, 0));
+    }
+}
+
 suite!(
     all: [
         t01_task_state_round_trips_under_compare_and_set,
@@ -497,6 +582,7 @@ suite!(
         t09_a_batch_of_decisions_lands_in_order_once_per_id,
         t10_a_claim_can_commit_its_dispatch_in_the_same_write,
         t11_an_intent_finishes_inside_the_decision_transaction,
+        t12_a_settlement_at_once_lands_whole_or_not_at_all,
     ],
     sql_only: []
 );

@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use toolgate_budget::{Reservation, TokenLimit, TokensExhausted};
-use toolgate_ledger::{ApprovalRecord, DecisionRecord, Finish, Lease, LedgerError, Storage, TaskRecord};
+use toolgate_ledger::{
+    ApprovalRecord, DecisionRecord, Finish, Lease, LedgerError, SettledAtOnce, Settlement, Storage, TaskRecord,
+    TaskTransaction,
+};
 
 const FIRST_DELAY: Duration = Duration::from_millis(5);
 const MAX_DELAY: Duration = Duration::from_millis(500);
@@ -198,6 +201,23 @@ where
     W: Writes,
     F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
 {
+    if tokens.is_none() && earlier.is_empty() {
+        // Nothing to read between the writes: the store may take them as one
+        // statement. If it did not apply them, the transaction finds out why,
+        // exactly as it would have on its own.
+        let writes = build(None);
+        if writes.approval().is_none() {
+            let settlement = Settlement {
+                intent: writes.intent(),
+                task: writes.task(),
+                decision: writes.decision(),
+            };
+            if let SettledAtOnce::Landed(revision) = store.settle_at_once(settlement).await? {
+                return Ok(Sent::Landed(writes, revision));
+            }
+        }
+        return in_transaction(store.begin().await?, writes).await;
+    }
     let mut tx = store.begin().await?;
     tx.append_decisions(earlier).await?;
     let answer = match tokens {
@@ -205,6 +225,11 @@ where
         None => None,
     };
     let writes = build(answer);
+    in_transaction(tx, writes).await
+}
+
+/// Makes `writes` in `tx`, after whatever it holds already, and commits.
+async fn in_transaction<W: Writes>(mut tx: Box<dyn TaskTransaction<'_> + '_>, writes: W) -> Attempted<W> {
     if let Some((lease, finish)) = writes.intent() {
         match tx.finish_intent(lease, finish).await {
             Ok(_) => {}

@@ -23,7 +23,7 @@ use crate::future::BoxFuture;
 use crate::ledger::{Ledger, StoreKind};
 use crate::reconcile::Reconcile;
 use crate::record::{Claim, ClaimRequest, Finish, Lease, LedgerRecord, ResolveRequest, SweepReport};
-use crate::task::{TaskRecord, TaskStore, TaskTransaction};
+use crate::task::{SettledAtOnce, Settlement, TaskRecord, TaskStore, TaskTransaction};
 use crate::time::Timestamp;
 
 /// A kind of commit, named after the call that made it.
@@ -53,7 +53,8 @@ pub enum CommitKind {
     ReopenTask,
     /// [`Approvals::decide_approval`]: a person's decision.
     DecideApproval,
-    /// [`TaskTransaction::commit`]: everything one transaction wrote.
+    /// [`TaskTransaction::commit`], or a [`TaskStore::settle_at_once`] that
+    /// landed: everything one decision's transaction wrote.
     Transaction,
 }
 
@@ -271,6 +272,15 @@ impl TaskStore for CountingStore {
                 counts: &self.counts,
             });
             Ok(tx)
+        })
+    }
+    fn settle_at_once<'a>(&'a self, settlement: Settlement<'a>) -> BoxFuture<'a, Result<SettledAtOnce, LedgerError>> {
+        Box::pin(async move {
+            let settled = self.inner.settle_at_once(settlement).await?;
+            if matches!(settled, SettledAtOnce::Landed(_)) {
+                count(&self.counts, CommitKind::Transaction);
+            }
+            Ok(settled)
         })
     }
     fn list_failed_tasks(&self, limit: u32) -> BoxFuture<'_, Result<Vec<TaskRecord>, LedgerError>> {
