@@ -1,32 +1,44 @@
-//! A decision's commit as one statement, on PostgreSQL.
+//! A decision's commit in one round trip.
 //!
 //! A side effect's outcome is three writes that land together or not at all
 //! (the intent's finish, the task's new state, the decision record), and
 //! none of them reads before it writes. In a transaction that is five round
-//! trips (`BEGIN`, the three writes, `COMMIT`) for one commit. PostgreSQL
-//! runs data-modifying common table expressions as one statement, atomic on
-//! its own, so the same writes, with the same conditions, are one round
-//! trip. Each write is gated on the one before it (`EXISTS (SELECT 1 FROM
-//! …)`), and when the last gated write wrote nothing, because the intent's
-//! lease was lost or the task was changed by another worker, the statement
-//! raises [`NOT_APPLIED`] through `gate_not_applied()` (schema migration 4):
-//! an error rolls the whole statement back, so either every write lands or
-//! none does. The caller then runs the transaction, which tells which
-//! condition failed (or recognises its own earlier write), as before.
+//! trips (`BEGIN`, the three writes, `COMMIT`) for one commit: five trips
+//! over the socket to PostgreSQL, five hops to the thread that holds an
+//! SQLite connection. The same writes, with the same conditions, go as one:
 //!
-//! SQLite has no data-modifying CTEs, and its commit is an fsync on this
-//! process's connection thread, not round trips over a socket; it keeps the
-//! transaction.
-
-/// The SQLSTATE `gate_not_applied()` raises: a condition of a one-statement
-/// commit did not hold, and nothing was written.
-pub(crate) const NOT_APPLIED: &str = "GT001";
+//! - **PostgreSQL** runs data-modifying common table expressions as one
+//!   statement, atomic on its own. Each write is gated on the one before it
+//!   (`EXISTS (SELECT 1 FROM …)`), and when the last gated write wrote
+//!   nothing, because the intent's lease was lost or the task was changed by
+//!   another worker, the statement raises SQLSTATE `GT001` through
+//!   `gate_not_applied()` (schema migration 4). The error rolls the whole
+//!   statement back.
+//! - **SQLite** runs several statements sent as one batch on one
+//!   connection: `BEGIN IMMEDIATE`, the writes (each gated on `changes() =
+//!   1` of the one before), a check that fails the batch (`json()` of text
+//!   that is not JSON) when the last gated write wrote nothing, the decision
+//!   record, `COMMIT`. A batch that stops is rolled back on its connection.
+//!
+//! Either every write lands or none does. When none did, the caller runs the
+//! transaction, which tells which condition failed (or recognises its own
+//! earlier write), as before.
 
 /// The function a one-statement commit raises through (migration 4,
-/// PostgreSQL only).
+/// PostgreSQL only): SQLSTATE `GT001`, a condition did not hold and nothing
+/// was written.
 pub(crate) const NOT_APPLIED_FUNCTION: &str = "CREATE OR REPLACE FUNCTION gate_not_applied() RETURNS BIGINT \
 LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'a condition of the commit did not hold; nothing was written' \
 USING ERRCODE = 'GT001'; END $$";
+
+/// Which store's form a statement takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// One statement of gated data-modifying CTEs.
+    Postgres,
+    /// A batch in its own transaction, each write gated on `changes()`.
+    Sqlite,
+}
 
 /// How a commit writes the task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,19 +84,40 @@ impl Shape {
 #[derive(Debug)]
 pub(crate) struct AtOnceStatements {
     by_shape: Vec<Option<String>>,
+    form: Form,
 }
 
 impl AtOnceStatements {
-    /// Renders the statements from the ledger's own writes: `finish_update`
-    /// (the finish, `$1`–`$11`, without `RETURNING`), `update_task` (`$1`–`$13`,
-    /// the revision read last), and the task and decision columns in bind
-    /// order.
-    pub(crate) fn new(finish_update: &str, update_task: &str, task_cols: &str, decision_cols: &str) -> Self {
+    /// Renders the statements in `form` from the ledger's own writes:
+    /// `finish_update` (the finish, `$1`–`$11`, without `RETURNING`),
+    /// `update_task` (`$1`–`$13`, the revision read last), and the task and
+    /// decision columns in bind order. Placeholders are PostgreSQL's `$N`,
+    /// numbered across the whole statement; SQLite reads `?N` as the N-th
+    /// value of a batch's one list, so its form differs from this one only
+    /// in their spelling ([`map`](Self::map)).
+    pub(crate) fn new(form: Form, writes: &Writes<'_>) -> Self {
         let mut by_shape = vec![None; 12];
         for shape in Shape::all() {
-            by_shape[shape.index()] = render(shape, finish_update, update_task, task_cols, decision_cols);
+            by_shape[shape.index()] = match form {
+                Form::Postgres => render_postgres(shape, writes),
+                Form::Sqlite => render_sqlite(shape, writes),
+            };
         }
-        AtOnceStatements { by_shape }
+        AtOnceStatements { by_shape, form }
+    }
+
+    /// The same statements, each rewritten by `f`.
+    pub(crate) fn map(self, f: impl Fn(&str) -> String) -> Self {
+        AtOnceStatements {
+            by_shape: self.by_shape.into_iter().map(|s| s.map(|s| f(&s))).collect(),
+            form: self.form,
+        }
+    }
+
+    /// Whether a statement opens a transaction of its own, which a batch that
+    /// stopped leaves open on its connection.
+    pub(crate) fn opens_transaction(&self) -> bool {
+        self.form == Form::Sqlite
     }
 
     /// The statement for `shape`, if it has one.
@@ -135,13 +168,26 @@ fn placeholders(first: usize, count: usize) -> String {
         .join(", ")
 }
 
-fn render(
-    shape: Shape,
-    finish_update: &str,
-    update_task: &str,
-    task_cols: &str,
-    decision_cols: &str,
-) -> Option<String> {
+/// The ledger's writes a statement is made of (see [`AtOnceStatements::new`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Writes<'a> {
+    /// The finish of an intent, `$1`–`$11`, without `RETURNING`.
+    pub finish_update: &'a str,
+    /// The compare-and-set task update, `$1`–`$13`.
+    pub update_task: &'a str,
+    /// The task columns in bind order.
+    pub task_cols: &'a str,
+    /// The decision columns in bind order.
+    pub decision_cols: &'a str,
+}
+
+fn render_postgres(shape: Shape, writes: &Writes<'_>) -> Option<String> {
+    let Writes {
+        finish_update,
+        update_task,
+        task_cols,
+        decision_cols,
+    } = *writes;
     if !shape.intent && shape.task == TaskWrite::Untouched {
         return None;
     }
@@ -190,9 +236,65 @@ fn render(
     ))
 }
 
+/// What the SQLite batch's check evaluates when the write before it wrote
+/// nothing: text that is not JSON, so `json()` fails the batch. It depends
+/// on `changes()`, so SQLite cannot evaluate it ahead as a constant.
+const SQLITE_NOT_APPLIED: &str = "json('gate: a condition of the commit did not hold, ' || changes())";
+
+fn render_sqlite(shape: Shape, writes: &Writes<'_>) -> Option<String> {
+    if !shape.intent && shape.task == TaskWrite::Untouched {
+        return None;
+    }
+    let mut batch = vec!["BEGIN IMMEDIATE".to_owned()];
+    let mut used = 0;
+    if shape.intent {
+        batch.push(writes.finish_update.to_owned());
+        used += parameters(writes.finish_update);
+    }
+    match shape.task {
+        TaskWrite::Untouched => {}
+        TaskWrite::Update => {
+            let condition = if shape.intent { " AND changes() = 1" } else { "" };
+            batch.push(format!("{}{condition}", shift(writes.update_task, used)));
+            used += parameters(writes.update_task);
+        }
+        TaskWrite::Insert => {
+            let count = writes.task_cols.split(',').count();
+            // An upsert after a SELECT needs a WHERE clause to parse.
+            let condition = if shape.intent { "changes() = 1" } else { "1" };
+            batch.push(format!(
+                "INSERT INTO gate_tasks ({}) SELECT {} WHERE {condition} ON CONFLICT (user_id, task_id) DO NOTHING",
+                writes.task_cols,
+                placeholders(used + 1, count)
+            ));
+            used += count;
+        }
+    }
+    batch.push(format!(
+        "SELECT CASE WHEN changes() = 1 THEN 1 ELSE {SQLITE_NOT_APPLIED} END"
+    ));
+    if shape.decision {
+        let count = writes.decision_cols.split(',').count();
+        batch.push(format!(
+            "INSERT INTO gate_decisions ({}) VALUES ({}) ON CONFLICT (decision_id) DO NOTHING",
+            writes.decision_cols,
+            placeholders(used + 1, count)
+        ));
+    }
+    batch.push("COMMIT".to_owned());
+    Some(batch.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const WRITES: Writes<'static> = Writes {
+        finish_update: "UPDATE gate_intents SET a = $5 WHERE k = $1 AND o = $11",
+        update_task: "UPDATE gate_tasks SET r = $3 WHERE k = $1 AND revision = $13",
+        task_cols: "user_id, task_id",
+        decision_cols: "decision_id, at, task_id",
+    };
 
     #[test]
     fn parameters_are_renumbered_to_follow_the_ones_before() {
@@ -206,12 +308,7 @@ mod tests {
 
     #[test]
     fn every_write_is_gated_on_the_one_before_and_the_last_decides() {
-        let statements = AtOnceStatements::new(
-            "UPDATE gate_intents SET a = $5 WHERE k = $1 AND o = $11",
-            "UPDATE gate_tasks SET r = $3 WHERE k = $1 AND revision = $13",
-            "user_id, task_id",
-            "decision_id, at, task_id",
-        );
+        let statements = AtOnceStatements::new(Form::Postgres, &WRITES);
         let all = Shape {
             intent: true,
             task: TaskWrite::Update,
@@ -244,5 +341,37 @@ mod tests {
             decision: true,
         };
         assert_eq!(statements.get(record_alone), None);
+    }
+
+    #[test]
+    fn the_sqlite_batch_gates_on_changes_and_checks_before_the_record() {
+        let statements = AtOnceStatements::new(Form::Sqlite, &WRITES);
+        let all = Shape {
+            intent: true,
+            task: TaskWrite::Update,
+            decision: true,
+        };
+        assert_eq!(
+            statements.get(all).unwrap(),
+            "BEGIN IMMEDIATE; UPDATE gate_intents SET a = $5 WHERE k = $1 AND o = $11; \
+             UPDATE gate_tasks SET r = $14 WHERE k = $12 AND revision = $24 AND changes() = 1; \
+             SELECT CASE WHEN changes() = 1 THEN 1 ELSE json('gate: a condition of the commit did not hold, ' || changes()) END; \
+             INSERT INTO gate_decisions (decision_id, at, task_id) VALUES ($25, $26, $27) ON CONFLICT (decision_id) DO NOTHING; \
+             COMMIT"
+        );
+        let new_task = Shape {
+            intent: false,
+            task: TaskWrite::Insert,
+            decision: false,
+        };
+        assert_eq!(
+            statements.get(new_task).unwrap(),
+            "BEGIN IMMEDIATE; INSERT INTO gate_tasks (user_id, task_id) SELECT $1, $2 WHERE 1 \
+             ON CONFLICT (user_id, task_id) DO NOTHING; \
+             SELECT CASE WHEN changes() = 1 THEN 1 ELSE json('gate: a condition of the commit did not hold, ' || changes()) END; \
+             COMMIT"
+        );
+        assert!(statements.opens_transaction());
+        assert!(!AtOnceStatements::new(Form::Postgres, &WRITES).opens_transaction());
     }
 }

@@ -11,7 +11,10 @@
 //! (task state, decision record, token reservation): SQLite opens it with
 //! `BEGIN IMMEDIATE`, taking the file's write lock up front, and PostgreSQL
 //! locks the user's window row with `SELECT … FOR UPDATE` before reading it,
-//! so "read the window, check, add" is atomic across every worker. Times are
+//! so "read the window, check, add" is atomic across every worker. A
+//! decision that reads nothing between its writes (every side effect's
+//! outcome) goes in one round trip instead, with the same conditions
+//! (`at_once.rs`). Times are
 //! `BIGINT` milliseconds and booleans `BIGINT` 0/1, so both stores hold
 //! identical values; task state, failure reports and windows are JSON text.
 //!
@@ -25,7 +28,7 @@ use sqlx::Row;
 use toolgate_budget::{Reservation, TokenLimit, TokenWindow, TokensExhausted};
 
 use crate::approval::{ApprovalQuery, ApprovalRecord};
-use crate::at_once::{AtOnceStatements, NOT_APPLIED, NOT_APPLIED_FUNCTION, Shape, TaskWrite};
+use crate::at_once::{AtOnceStatements, Form, NOT_APPLIED_FUNCTION, Shape, TaskWrite, Writes};
 use crate::decision::{DecisionQuery, DecisionRecord};
 use crate::error::LedgerError;
 use crate::future::BoxFuture;
@@ -416,15 +419,19 @@ impl Statements {
             decide_approval: "UPDATE gate_approvals SET status = $2, decided_at = $3, record = $4 \
                  WHERE approval_id = $1 AND status = 'pending' AND expires_at > $3"
                 .to_owned(),
-            at_once: Some(AtOnceStatements::new(
-                &finish_update,
-                update_task,
-                TASK_COLS,
-                DECISION_COLS,
-            )),
+            at_once: None,
+        };
+        let writes = Writes {
+            finish_update: &finish_update,
+            update_task,
+            task_cols: TASK_COLS,
+            decision_cols: DECISION_COLS,
         };
         match d {
-            Dialect::Postgres => s,
+            Dialect::Postgres => Statements {
+                at_once: Some(AtOnceStatements::new(Form::Postgres, &writes)),
+                ..s
+            },
             #[cfg(feature = "sqlite")]
             Dialect::Sqlite => Statements {
                 dialect: Dialect::Sqlite,
@@ -457,7 +464,7 @@ impl Statements {
                 load_approval: to_sqlite(&s.load_approval),
                 list_approvals: to_sqlite(&s.list_approvals),
                 decide_approval: to_sqlite(&s.decide_approval),
-                at_once: None,
+                at_once: Some(AtOnceStatements::new(Form::Sqlite, &writes).map(to_sqlite)),
             },
         }
     }
@@ -1307,7 +1314,10 @@ macro_rules! sql_backend {
                     },
                     decision: settlement.decision.is_some(),
                 };
-                let Some(sql) = self.sql.at_once.as_ref().and_then(|s| s.get(shape)) else {
+                let Some(statements) = &self.sql.at_once else {
+                    return Ok(SettledAtOnce::NotApplied);
+                };
+                let Some(sql) = statements.get(shape) else {
                     return Ok(SettledAtOnce::NotApplied);
                 };
                 let now = clock.now();
@@ -1332,12 +1342,24 @@ macro_rules! sql_backend {
                 if let Some(record) = settlement.decision {
                     query = bind_decision!(query, record);
                 }
-                match query.execute(&self.pool).await {
-                    Ok(_) => Ok(SettledAtOnce::Landed(settlement.task.map(|t| t.revision + 1))),
-                    Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(NOT_APPLIED) => {
-                        Ok(SettledAtOnce::NotApplied)
-                    }
-                    Err(e) => Err(e.into()),
+                let _gate = self.gate().await;
+                let mut conn = self.pool.acquire().await?;
+                let error = match query.execute(&mut *conn).await {
+                    Ok(_) => return Ok(SettledAtOnce::Landed(settlement.task.map(|t| t.revision + 1))),
+                    Err(e) => e,
+                };
+                if statements.opens_transaction() && sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
+                    // A connection whose transaction state is unknown goes
+                    // nowhere near the pool again.
+                    let _ = conn.close().await;
+                }
+                match error {
+                    // The database answered: whether a condition failed
+                    // (`GT001`, or the SQLite batch's check) or it refused
+                    // the statement, nothing was written, and the transaction
+                    // will say which.
+                    sqlx::Error::Database(_) => Ok(SettledAtOnce::NotApplied),
+                    e => Err(e.into()),
                 }
             }
 

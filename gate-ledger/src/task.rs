@@ -166,7 +166,7 @@ pub trait TaskStore: Send + Sync {
         limit: &'a TokenLimit,
     ) -> BoxFuture<'a, Result<u64, LedgerError>>;
 
-    /// Commits `settlement` in one statement, where the store can: the
+    /// Commits `settlement` in one round trip, where the store can: the
     /// writes a [`TaskTransaction`] would make, with the same conditions
     /// (the intent's lease, the task's revision), all or nothing. It saves
     /// the round trips of a transaction (`BEGIN`, one per write, `COMMIT`)
@@ -175,7 +175,8 @@ pub trait TaskStore: Send + Sync {
     /// is written and the answer is [`SettledAtOnce::NotApplied`]: the
     /// caller then runs the transaction, which tells which condition failed
     /// and why (or recognises its own earlier write). Stores without such a
-    /// statement answer `NotApplied` at once; PostgreSQL has one.
+    /// statement answer `NotApplied` at once; SQLite (one batch on one
+    /// connection) and PostgreSQL (one statement) have one.
     fn settle_at_once<'a>(&'a self, settlement: Settlement<'a>) -> BoxFuture<'a, Result<SettledAtOnce, LedgerError>> {
         let _ = settlement;
         Box::pin(async { Ok(SettledAtOnce::NotApplied) })
