@@ -78,7 +78,11 @@ async fn a_side_effect_is_two_statements_on_either_sql_store() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut stores = vec![("sqlite", format!("sqlite:{}", dir.join("gate.db").display()), None)];
     if let Ok(url) = std::env::var("GATE_POSTGRES_URL") {
-        stores.push(("postgres", url, Some(format!("gate_round_trips_{}", std::process::id()))));
+        stores.push((
+            "postgres",
+            url,
+            Some(format!("gate_round_trips_{}", std::process::id())),
+        ));
     }
     for (name, url, schema) in stores {
         let config = LedgerConfig {
