@@ -1348,10 +1348,17 @@ macro_rules! sql_backend {
                     Ok(_) => return Ok(SettledAtOnce::Landed(settlement.task.map(|t| t.revision + 1))),
                     Err(e) => e,
                 };
-                if statements.opens_transaction() && sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
-                    // A connection whose transaction state is unknown goes
-                    // nowhere near the pool again.
-                    let _ = conn.close().await;
+                if statements.opens_transaction() {
+                    match sqlx::query("ROLLBACK").execute(&mut *conn).await {
+                        // Rolled back, or SQLite answered that no transaction
+                        // was open (the batch stopped at its BEGIN).
+                        Ok(_) | Err(sqlx::Error::Database(_)) => {}
+                        // A connection whose transaction state is unknown
+                        // goes nowhere near the pool again.
+                        Err(_) => {
+                            let _ = conn.close().await;
+                        }
+                    }
                 }
                 match error {
                     // The database answered: whether a condition failed
