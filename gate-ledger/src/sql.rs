@@ -257,7 +257,7 @@ struct Statements {
     load_approval: String,
     list_approvals: String,
     decide_approval: String,
-    /// A decision's writes as one statement (PostgreSQL; `None` on SQLite).
+    /// A decision's writes in one round trip, by which writes it makes.
     at_once: Option<AtOnceStatements>,
 }
 

@@ -202,8 +202,8 @@ where
     F: FnMut(Option<Result<Reservation, TokensExhausted>>) -> W,
 {
     if tokens.is_none() && earlier.is_empty() {
-        // Nothing to read between the writes: the store may take them as one
-        // statement. If it did not apply them, the transaction finds out why,
+        // Nothing to read between the writes: the store may take them in one
+        // round trip. If it did not apply them, the transaction finds out why,
         // exactly as it would have on its own.
         let writes = build(None);
         if writes.approval().is_none() {
