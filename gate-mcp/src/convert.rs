@@ -8,6 +8,7 @@
 //! [`Task::handle`](toolgate_core::Task::handle), answer with
 //! [`call_tool_result`].
 
+use std::collections::HashSet;
 use std::fmt;
 
 use rmcp::model::{
@@ -146,6 +147,11 @@ impl std::error::Error for MetaError {}
 /// sanitizer, so it holds nothing the text does not. `_meta`
 /// [`META_ACTION`] says what gate decided.
 pub fn call_tool_result(step: &Step, gate: &Gate, dialect: Dialect) -> CallToolResult {
+    result_of(step, gate, |tool| typed_in(gate, tool, dialect))
+}
+
+/// [`call_tool_result`], told by `typed` whether a tool's result is typed.
+pub(crate) fn result_of(step: &Step, gate: &Gate, typed: impl Fn(&str) -> bool) -> CallToolResult {
     let content = vec![ContentBlock::text(step.model_text())];
     let mut result = if step.is_error() || matches!(step, Step::AwaitingApproval(_)) {
         CallToolResult::error(content)
@@ -154,7 +160,7 @@ pub fn call_tool_result(step: &Step, gate: &Gate, dialect: Dialect) -> CallToolR
     };
     if let Step::Return(out) = step
         && !out.is_error
-        && typed_in(gate, &out.tool, dialect)
+        && typed(&out.tool)
     {
         let mut value = out.value.clone();
         if let Some(sanitizer) = gate.result_sanitizer() {
@@ -166,6 +172,44 @@ pub fn call_tool_result(step: &Step, gate: &Gate, dialect: Dialect) -> CallToolR
     meta.insert(META_ACTION.to_owned(), Value::from(step.action().as_str()));
     result.meta = Some(MetaObject(meta));
     result
+}
+
+/// The tools whose results are typed, in each MCP revision gate speaks,
+/// worked out once per server: asking per call renders the tool's output
+/// schema (a clone of it and the dialect's passes) on every successful call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TypedResults {
+    /// In [`Dialect::Mcp`].
+    current: HashSet<String>,
+    /// In [`Dialect::Mcp2025_11_25`].
+    v2025_11_25: HashSet<String>,
+}
+
+impl TypedResults {
+    /// The typed tools of `gate`'s toolbox.
+    pub(crate) fn of(gate: &Gate) -> Self {
+        let typed = |dialect| {
+            gate.toolbox()
+                .iter()
+                .map(|tool| tool.spec().name())
+                .filter(|name| typed_in(gate, name, dialect))
+                .map(str::to_owned)
+                .collect()
+        };
+        TypedResults {
+            current: typed(Dialect::Mcp),
+            v2025_11_25: typed(Dialect::Mcp2025_11_25),
+        }
+    }
+
+    /// Whether `tool`'s result is typed in `dialect`.
+    pub(crate) fn contains(&self, dialect: Dialect, tool: &str) -> bool {
+        match dialect {
+            Dialect::Mcp => self.current.contains(tool),
+            Dialect::Mcp2025_11_25 => self.v2025_11_25.contains(tool),
+            _ => false,
+        }
+    }
 }
 
 fn typed_in(gate: &Gate, tool: &str, dialect: Dialect) -> bool {

@@ -21,7 +21,7 @@ use serde_json::Value;
 use toolgate_core::{Gate, Step, Task, ToolCall};
 
 use crate::approve::{self, Answer, ClientApproval};
-use crate::convert::{CallMeta, META_APPROVAL, META_TASK, call_tool_result, dialect_for, tool_call, tools};
+use crate::convert::{CallMeta, META_APPROVAL, META_TASK, TypedResults, dialect_for, result_of, tool_call, tools};
 
 /// What a server tells every client about its tools, unless
 /// [`McpServer::instructions`] says otherwise.
@@ -58,6 +58,8 @@ pub enum MetaUser {
 #[derive(Clone, Debug)]
 pub struct McpServer {
     pub(crate) gate: Gate,
+    /// Which tools' results are typed, per MCP revision.
+    typed: Arc<TypedResults>,
     user: String,
     granted: Vec<String>,
     info: Implementation,
@@ -71,6 +73,7 @@ impl McpServer {
     /// spend) unless a call names another ([`MetaUser`]).
     pub fn new(gate: Gate, user: impl Into<String>) -> Self {
         McpServer {
+            typed: Arc::new(TypedResults::of(&gate)),
             gate,
             user: user.into(),
             granted: Vec::new(),
@@ -303,7 +306,7 @@ impl Connection {
             }
         }
         let dialect = dialect_for(context.protocol_version().as_ref());
-        let mut result = call_tool_result(&step, &server.gate, dialect);
+        let mut result = result_of(&step, &server.gate, |tool| server.typed.contains(dialect, tool));
         if let Some(meta) = result.meta.as_mut() {
             meta.0.insert(META_TASK.to_owned(), Value::from(task_id));
             if let Step::AwaitingApproval(pending) = &step {
