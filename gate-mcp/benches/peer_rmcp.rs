@@ -43,6 +43,12 @@
 //! Both sides are checked on every call: a bench of a call that failed
 //! otherwise than expected would measure something else.
 //!
+//! After each transport's groups, the same calls are timed interleaved:
+//! rounds of a burst through each client, back to back, and the median of
+//! the rounds' ratios is printed (`gate / rmcp calls per second … 0.85x`).
+//! That is the figure to read: criterion times one server after the other,
+//! and on a shared machine their ratio moves with it.
+//!
 //! `cargo bench -p toolgate-mcp --bench peer_rmcp`
 
 use std::process::Stdio;
@@ -309,6 +315,56 @@ fn transport(c: &mut Criterion, runtime: &tokio::runtime::Runtime, transport: &s
     }
 }
 
+/// Rounds of the interleaved ratio; each gives one ratio per kind of call.
+const ROUNDS: usize = 21;
+/// Calls per server in each round.
+const BURST: u64 = 400;
+
+/// The median and quartiles of `values`.
+fn quartiles(values: &mut [f64]) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.5), at(0.75))
+}
+
+/// gate's calls per second over rmcp's, interleaved: each round times a
+/// burst through each client back to back (which goes first alternates),
+/// so that both share every round's conditions; criterion's groups time
+/// one server after the other, and a machine whose speed drifts between
+/// them moves their ratio. Prints the median of the rounds' ratios.
+fn interleaved(runtime: &tokio::runtime::Runtime, transport: &str, clients: &[(Server, Arc<Client>)]) {
+    let burst = |server: Server, kind: Kind| {
+        let client = clients
+            .iter()
+            .find(|(s, _)| *s == server)
+            .map(|(_, c)| c.clone())
+            .expect("a client of each server");
+        runtime
+            .block_on(runtime.spawn(timed_calls(client, server, kind, BURST)))
+            .expect("the timed calls ran to their end")
+    };
+    for kind in Kind::BOTH {
+        let mut ratios = Vec::with_capacity(ROUNDS);
+        for round in 0..ROUNDS {
+            let (rmcp, gate) = if round % 2 == 0 {
+                let rmcp = burst(Server::Rmcp, kind);
+                (rmcp, burst(Server::Gate, kind))
+            } else {
+                let gate = burst(Server::Gate, kind);
+                (burst(Server::Rmcp, kind), gate)
+            };
+            // Calls per second, gate's over rmcp's: rmcp's time over gate's.
+            ratios.push(rmcp.as_secs_f64() / gate.as_secs_f64());
+        }
+        let (low, median, high) = quartiles(&mut ratios);
+        println!(
+            "{transport}, {} call: gate / rmcp calls per second, median of {ROUNDS} interleaved rounds of {BURST} \
+             {median:.2}x (quartiles {low:.2}-{high:.2}x)",
+            kind.name()
+        );
+    }
+}
+
 /// Ends the session of each client.
 fn close(runtime: &tokio::runtime::Runtime, clients: Vec<(Server, Arc<Client>)>) {
     for (_, client) in clients {
@@ -400,6 +456,7 @@ fn peer_rmcp(c: &mut Criterion) {
         })
         .unzip();
     transport(c, &runtime, "stdio", &clients);
+    interleaved(&runtime, "stdio", &clients);
     close(&runtime, clients);
     for mut child in children {
         // Closing the session closed the child's stdin: it ends on its own.
@@ -412,6 +469,7 @@ fn peer_rmcp(c: &mut Criterion) {
         .map(|server| (server, Arc::new(runtime.block_on(http_client(server, &gate)))))
         .collect();
     transport(c, &runtime, "streamable HTTP", &clients);
+    interleaved(&runtime, "streamable HTTP", &clients);
     close(&runtime, clients);
     runtime.block_on(gate.shutdown());
 }
