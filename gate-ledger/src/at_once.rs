@@ -2,10 +2,10 @@
 //!
 //! A side effect's outcome is three writes that land together or not at all
 //! (the intent's finish, the task's new state, the decision record), and
-//! none of them reads before it writes. In a transaction that is five round
-//! trips (`BEGIN`, the three writes, `COMMIT`) for one commit: five trips
-//! over the socket to PostgreSQL, five hops to the thread that holds an
-//! SQLite connection. The same writes, with the same conditions, go as one:
+//! none of them reads before it writes. In a transaction that is up to five
+//! round trips (`BEGIN`, the writes, `COMMIT`) for one commit: trips over
+//! the socket to PostgreSQL, hops to the thread that holds an SQLite
+//! connection. The same writes, with the same conditions, go as one:
 //!
 //! - **PostgreSQL** runs data-modifying common table expressions as one
 //!   statement, atomic on its own. Each write is gated on the one before it
