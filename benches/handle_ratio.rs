@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 mod handle_call;
 #[path = "../tests/support/invoice.rs"]
 mod invoice;
+#[path = "common/quantile.rs"]
+mod quantile;
 use handle_call::{BURST, floor_call, gate_with_task, stores, timed_burst};
+use quantile::quantile;
 
 /// Rounds per store; each gives one ratio.
 const ROUNDS: usize = 41;
@@ -34,11 +37,6 @@ fn floor_burst() -> Duration {
         floor_call();
     }
     started.elapsed()
-}
-
-/// The value at quantile `q` (0 to 1) of sorted `values`.
-fn quantile(values: &[f64], q: f64) -> f64 {
-    values[((values.len() - 1) as f64 * q).round() as usize]
 }
 
 fn main() {

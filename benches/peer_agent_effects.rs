@@ -28,12 +28,17 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use toolgate::Gate;
 use toolgate::ledger::LedgerConfig;
-use toolgate::{Gate, Step, ToolCall, tools};
+
+#[path = "common/charge.rs"]
+mod charge;
+#[path = "common/quantile.rs"]
+mod quantile;
+use charge::{Payments, side_effect, spread};
+use quantile::quantile;
 
 /// Rounds per cell; each gives one figure per side.
 const ROUNDS: usize = 7;
@@ -42,52 +47,14 @@ const BURST: u64 = 800;
 /// Worker counts: one agent alone, and many on one store.
 const WORKERS: [u64; 2] = [1, 16];
 
-struct Payments;
-
-#[tools]
-impl Payments {
-    /// Charge a customer.
-    #[tool(destructive)]
-    fn charge_card(&self, customer_id: String, amount_cents: u64) -> Value {
-        json!({"charge": format!("ch_{customer_id}"), "amount_cents": amount_cents})
-    }
-}
-
-/// Distinct customers across every call of the run, so every call is a new intent.
-static NEXT_CUSTOMER: AtomicU64 = AtomicU64::new(0);
-
-async fn gate_charge(gate: &Gate) {
-    let n = NEXT_CUSTOMER.fetch_add(1, Ordering::Relaxed);
-    let args = format!(r#"{{"customer_id": "cus_{n}", "amount_cents": 4200}}"#);
-    let step = gate
-        .task("bench-user")
-        .handle(ToolCall::new(format!("c{n}"), "charge_card", args))
-        .await;
-    assert!(
-        matches!(step, Step::Return(ref out) if !out.is_error),
-        "{}",
-        step.model_text()
-    );
-}
-
 /// `calls` charges through gate, spread over `workers` concurrent tasks; the wall time.
 async fn gate_burst(gate: &Gate, workers: u64, calls: u64) -> Duration {
-    let started = Instant::now();
-    let handles: Vec<_> = (0..workers)
-        .map(|w| {
-            let gate = gate.clone();
-            let share = calls / workers + u64::from(w < calls % workers);
-            tokio::spawn(async move {
-                for _ in 0..share {
-                    gate_charge(&gate).await;
-                }
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.await.expect("a worker");
-    }
-    started.elapsed()
+    let gate = gate.clone();
+    spread(calls, workers, move || {
+        let gate = gate.clone();
+        async move { side_effect(&gate).await }
+    })
+    .await
 }
 
 /// The peer's binary: `GATE_PEER_AGENT_EFFECTS`, or built from
@@ -158,12 +125,6 @@ impl Peer {
         let status = self.child.wait().expect("the peer exits");
         assert!(status.success(), "the peer failed: {status}");
     }
-}
-
-/// The median of `values`.
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn calls_per_second(spent: Duration) -> f64 {
@@ -238,12 +199,15 @@ fn main() {
             }
             peer.stop();
             runtime.block_on(gate.shutdown());
+            for values in [&mut ours, &mut theirs, &mut ratios] {
+                values.sort_by(f64::total_cmp);
+            }
             println!(
                 "{store:>8}, {workers:>2} worker(s): gate {:>6.0} calls/s, agent-effects {:>6.0} calls/s, \
                  gate / agent-effects {:.2}x (rounds {:.2}-{:.2}x)",
-                median(&mut ours),
-                median(&mut theirs),
-                median(&mut ratios),
+                quantile(&ours, 0.5),
+                quantile(&theirs, 0.5),
+                quantile(&ratios, 0.5),
                 ratios[0],
                 ratios[ratios.len() - 1],
             );

@@ -8,35 +8,17 @@
 //! workers on one store meet. Both sides run in the same group; read the
 //! ratio. SQLite always; PostgreSQL when `GATE_POSTGRES_URL` is set.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
+use toolgate::Gate;
 use toolgate::ledger::LedgerConfig;
-use toolgate::{Gate, Step, ToolCall, tools};
 use toolgate_ledger::testing::RawPool;
 
-struct Payments;
-
-#[tools]
-impl Payments {
-    /// Charge a customer.
-    #[tool(destructive)]
-    fn charge_card(&self, customer_id: String, amount_cents: u64) -> Value {
-        json!({"charge": format!("ch_{customer_id}"), "amount_cents": amount_cents})
-    }
-}
-
-/// Distinct customers across every call of the run, so every call is a new intent.
-static NEXT_CUSTOMER: AtomicU64 = AtomicU64::new(0);
-
-fn charge() -> ToolCall {
-    let n = NEXT_CUSTOMER.fetch_add(1, Ordering::Relaxed);
-    let args = format!(r#"{{"customer_id": "cus_{n}", "amount_cents": 4200}}"#);
-    ToolCall::new(format!("c{n}"), "charge_card", args)
-}
+#[path = "common/charge.rs"]
+mod charge;
+use charge::{NEXT_CUSTOMER, Payments, side_effect, spread};
 
 struct Store {
     name: &'static str,
@@ -83,40 +65,6 @@ async fn bare_commit(raw: &RawPool) {
     let n = NEXT_CUSTOMER.fetch_add(1, Ordering::Relaxed);
     let sql = format!("INSERT INTO bench_commits (id, body) VALUES ('row-{n}', 'a charge of 4200 to cus_{n}')");
     raw.execute(&sql).await.expect("a commit");
-}
-
-async fn side_effect(gate: &Gate) {
-    let step = gate.task("bench-user").handle(charge()).await;
-    assert!(
-        matches!(step, Step::Return(ref out) if !out.is_error),
-        "{}",
-        step.model_text()
-    );
-}
-
-/// `iters` calls of `one` spread over `workers` concurrent workers; the wall time.
-async fn spread<F, Fut>(iters: u64, workers: u64, one: F) -> Duration
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let one = Arc::new(one);
-    let started = Instant::now();
-    let handles: Vec<_> = (0..workers)
-        .map(|w| {
-            let one = one.clone();
-            let share = iters / workers + u64::from(w < iters % workers);
-            tokio::spawn(async move {
-                for _ in 0..share {
-                    one().await;
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.await.expect("a worker");
-    }
-    started.elapsed()
 }
 
 fn side_effects(c: &mut Criterion) {
