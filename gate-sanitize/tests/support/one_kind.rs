@@ -1,6 +1,6 @@
 //! A sanitizer running one built-in kind alone, as scanners validate each
-//! rule with a single-rule detector: shared by the tests of gitleaks' and
-//! Nosey Parker's own examples, which check rule by rule.
+//! rule with a single-rule detector: shared by the tests of gitleaks',
+//! Nosey Parker's and Kingfisher's own examples, which check rule by rule.
 
 use toolgate_sanitize::Sanitizer;
 
