@@ -1,16 +1,23 @@
-//! Another scanner's credentials, measured the way a model would meet them:
-//! inside an upstream error body that a tool passes on. Every example of
-//! MongoDB's Kingfisher rules (`tests/corpus/credentials/kingfisher.jsonl`,
-//! see `tests/corpus/PROVENANCE.md`) is put in three bodies (plain text, a
-//! JSON error, a multi-line log) and sanitized; its secrets are found with
-//! Kingfisher's own pattern, never with gate's rules, so the measure does
-//! not grade gate against itself (a group that only names whose credential
-//! it is, a username or a host, is not a secret: see [`IDENTIFIER_KEYS`]).
-//! A positive counts as removed only when no secret is left in any of the
-//! three bodies; a negative, and a negative of
-//! Yelp's detect-secrets plugin tests, counts as kept when its body comes
-//! back unchanged. The rates are figures, not a pass/fail list: the floors
-//! below are what the sanitizer reaches today, to be raised as it improves.
+//! Other scanners' credentials, measured the way a model would meet them:
+//! inside an upstream error body that a tool passes on. Each case is put in
+//! three bodies (plain text, a JSON error, a multi-line log) and sanitized;
+//! a positive counts as removed only when no secret of it is left in any of
+//! the three, a negative counts as kept when its bodies come back
+//! unchanged. The corpora (see `tests/corpus/PROVENANCE.md`):
+//!
+//! - secretlint's rule snapshots (`corpus/credentials/secretlint.jsonl`):
+//!   the held-out measure, since gate vendors none of secretlint's rules;
+//!   its secrets are the ranges secretlint reports.
+//! - Kingfisher's rule examples (`data/kingfisher/rules.json`): its
+//!   secrets are found with Kingfisher's own pattern, never with gate's
+//!   rules (a group that only names whose credential it is, a username or
+//!   a host, is not a secret: see [`IDENTIFIER_KEYS`]). gate vendors these
+//!   rules, so this is a development figure, no longer a held-out one.
+//! - Yelp's detect-secrets plugin tests (`corpus/credentials/detect_secrets.jsonl`)
+//!   and the vendored sets' own negatives: kept or not.
+//!
+//! The rates are figures, not a pass/fail list: the floors below are what
+//! the sanitizer reaches today, to be raised as it improves.
 //! `FIGURES_VERBOSE=1` prints every miss.
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -22,7 +29,7 @@ use toolgate_sanitize::Sanitizer;
 /// The least share of usable Kingfisher positives removed in all three
 /// bodies. The goal is 95%; this floor sits a few points below today's
 /// figure, so a regression fails and an improvement should raise it.
-const KINGFISHER_REMOVED_FLOOR: f64 = 0.80;
+const KINGFISHER_REMOVED_FLOOR: f64 = 0.90;
 
 /// The least number of Kingfisher positives the measure may rest on, so an
 /// empty or unreadable corpus cannot pass.
@@ -267,13 +274,22 @@ fn kingfisher_examples_in_error_bodies() {
     let mut patterns: HashMap<&str, Option<Regex>> = HashMap::new();
     let (mut positives, mut negatives) = (Tally::default(), Tally::default());
     let (mut no_compile, mut no_match, mut too_short) = (0, 0, 0);
-    let corpus: Vec<Value> = include_str!("corpus/credentials/kingfisher.jsonl")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON lines"))
-        .collect();
-    for v in &corpus {
-        let (rule, text) = (v["rule"].as_str().expect("rule"), v["text"].as_str().expect("text"));
-        if v["positive"] == Value::Bool(false) {
+    let data: Value = serde_json::from_str(include_str!("../data/kingfisher/rules.json")).expect("rules parse");
+    let corpus = data["rules"].as_array().expect("rules").iter().flat_map(|r| {
+        [("examples", true), ("negative_examples", false)]
+            .into_iter()
+            .flat_map(move |(key, positive)| {
+                r[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(move |t| (r, t, positive))
+            })
+    });
+    for (v, text, positive) in corpus {
+        let rule = v["id"].as_str().expect("id");
+        if !positive {
             let changed = changed_shapes(text);
             negatives.add(changed.map(|c| !c));
             if verbose() && changed.iter().any(|&c| c) {
@@ -344,6 +360,93 @@ fn kingfisher_examples_in_error_bodies() {
         positives.rate() >= KINGFISHER_REMOVED_FLOOR,
         "{:.3} removed, below the floor {KINGFISHER_REMOVED_FLOOR}",
         positives.rate()
+    );
+}
+
+/// The least share of secretlint's reported credentials removed in all
+/// three bodies: the held-out measure, since gate vendors none of
+/// secretlint's rules. The goal is 95%; this floor sits a few points below
+/// today's figure.
+const SECRETLINT_REMOVED_FLOOR: f64 = 0.58;
+
+/// The least share of the lines of secretlint's passing cases kept
+/// unchanged in all three bodies. The goal is 80%; this floor sits a few
+/// points below today's figure.
+const SECRETLINT_KEPT_FLOOR: f64 = 0.60;
+
+/// What must be gone from the output for a credential secretlint reports
+/// (`reported`) to count as removed: the password of a URL that carries
+/// one (gate keeps the scheme, user and host), every line of a multi-line
+/// report but its armour (`-----BEGIN …`) and short ones, else the whole
+/// report.
+fn secretlint_secrets(reported: &str) -> Vec<&str> {
+    if let Some((_, rest)) = reported.split_once("://")
+        && let Some((userinfo, _)) = rest.rsplit_once('@')
+        && let Some((_, password)) = userinfo.split_once(':')
+    {
+        return vec![password];
+    }
+    if reported.contains('\n') {
+        return reported
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.len() >= 16 && !l.starts_with("-----"))
+            .collect();
+    }
+    vec![reported]
+}
+
+#[test]
+fn secretlint_cases_in_error_bodies() {
+    let (mut positives, mut negatives) = (Tally::default(), Tally::default());
+    for line in include_str!("corpus/credentials/secretlint.jsonl").lines() {
+        let v: Value = serde_json::from_str(line).expect("JSON lines");
+        let (rule, text) = (v["rule"].as_str().expect("rule"), v["text"].as_str().expect("text"));
+        let reported: Vec<&str> = v["secrets"]
+            .as_array()
+            .expect("secrets")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        if reported.is_empty() {
+            let changed = changed_shapes(text);
+            negatives.add(changed.map(|c| !c));
+            if verbose() && changed.iter().any(|&c| c) {
+                println!(
+                    "changed secretlint negative {rule} in {:?}: {}",
+                    shapes_where(changed),
+                    shown(text)
+                );
+            }
+            continue;
+        }
+        let outputs = SHAPES.map(|shape| sanitizer().sanitize(&shape.wrap(text)).text);
+        for r in reported {
+            let parts = secretlint_secrets(r);
+            let removed = std::array::from_fn(|i| !parts.iter().any(|p| SHAPES[i].leaks(&outputs[i], p)));
+            positives.add(removed);
+            if verbose() && !removed.iter().all(|&r| r) {
+                println!(
+                    "missed secretlint {rule} in {:?}: {}",
+                    shapes_where(removed.map(|r| !r)),
+                    shown(r)
+                );
+            }
+        }
+    }
+    positives.print("secretlint positives", "removed");
+    negatives.print("secretlint negatives", "kept");
+    assert!(positives.total >= 100, "only {} positives", positives.total);
+    assert!(negatives.total >= 200, "only {} negatives", negatives.total);
+    assert!(
+        positives.rate() >= SECRETLINT_REMOVED_FLOOR,
+        "{:.3} removed, below the floor {SECRETLINT_REMOVED_FLOOR}",
+        positives.rate()
+    );
+    assert!(
+        negatives.rate() >= SECRETLINT_KEPT_FLOOR,
+        "{:.3} kept, below the floor {SECRETLINT_KEPT_FLOOR}",
+        negatives.rate()
     );
 }
 
