@@ -1,10 +1,18 @@
-//! Disguised secrets: credentials split by zero-width characters or wrapped
-//! in base64, decoded once and scanned.
+//! Disguised secrets: credentials split by zero-width characters, wrapped
+//! in base64, or laid out by escapes, decoded once and scanned.
 //!
 //! `AKIA\u{200b}IOSF…` reads as an AWS key to a model and to a human but
 //! matches no rule, and neither does a base64-encoded
-//! `password=hunter22!`. Both are cheap to undo:
+//! `password=hunter22!`; nor does a token at the start of a line of a file
+//! that a JSON error carries as one string (`"…\nsk_live_…"`), where the
+//! `n` of the escape glues to the token and hides its word boundary. All
+//! three are cheap to undo:
 //!
+//! * if the text holds `\n`, `\r` or `\t` escapes, the detectors run once
+//!   more over a copy of the same length where each escape is a space and
+//!   the character it stands for, so that tokens start and lines end where
+//!   they do in the text the string holds, and what they find is at the
+//!   same place in the original;
 //! * if the text holds zero-width characters (U+200B–U+200D, U+2060,
 //!   U+FEFF, the soft hyphen U+00AD), the detectors run once more over the
 //!   text without them, and what they find is mapped back onto the
@@ -63,6 +71,42 @@ pub(crate) fn zero_width(detect_plain: impl Fn(&str) -> Vec<Cand>, text: &str, c
             cands.push(Cand { start, end, ..c });
         }
     }
+}
+
+/// Adds what the detectors find in `text` with its `\n`, `\r` and `\t`
+/// escapes laid out (see the module's documentation). An escaped
+/// backslash (`\\n`, a Windows path's `\\new`) is no escape.
+pub(crate) fn escaped_layout(detect_plain: impl Fn(&str) -> Vec<Cand>, text: &str, cands: &mut Vec<Cand>) {
+    let bytes = text.as_bytes();
+    let mut laid_out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|&b| b == b'\\') {
+        let start = i + at;
+        let mut end = start;
+        while end < bytes.len() && bytes[end] == b'\\' {
+            end += 1;
+        }
+        // A run of backslashes escapes the character after it only when
+        // the run is odd: `\\n` is an escaped backslash, then `n`.
+        let real = match bytes.get(end) {
+            Some(b'n') => Some(b'\n'),
+            Some(b'r') => Some(b'\r'),
+            Some(b't') => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(real) = real
+            && (end - start) % 2 == 1
+        {
+            let copy = laid_out.get_or_insert_with(|| bytes.to_vec());
+            copy[end - 1] = b' ';
+            copy[end] = real;
+        }
+        i = end;
+    }
+    let Some(copy) = laid_out else { return };
+    // Only ASCII bytes were replaced by ASCII bytes: still UTF-8.
+    let Ok(copy) = String::from_utf8(copy) else { return };
+    cands.extend(detect_plain(&copy));
 }
 
 fn is_base64(b: u8) -> bool {

@@ -465,6 +465,7 @@ impl Engine {
         let mut cands = self.detect_plain(text);
         let detect_plain = |t: &str| self.detect_plain(t);
         disguise::zero_width(detect_plain, text, &mut cands);
+        disguise::escaped_layout(detect_plain, text, &mut cands);
         disguise::base64(detect_plain, text, &mut cands);
         cands
     }

@@ -1,6 +1,7 @@
-//! Disguised secrets: credentials split by zero-width characters or
-//! wrapped in base64 are decoded once and redacted; benign base64 and
-//! text with zero-width joiners pass.
+//! Disguised secrets: credentials split by zero-width characters, wrapped
+//! in base64 or glued to a JSON string's `\n` escape are decoded once and
+//! redacted; benign base64, text with zero-width joiners and escaped
+//! backslashes pass.
 
 use std::sync::OnceLock;
 use toolgate_sanitize::{Category, Sanitizer};
@@ -118,4 +119,31 @@ fn decoding_happens_once() {
     let twice = b64(b64(b"AKIAIOSFODNN7EXAMPLE and more").as_bytes());
     let t = format!("blob {twice}");
     assert_eq!(san().sanitize(&t).text, t);
+}
+
+#[test]
+fn tokens_after_escaped_newlines_in_a_json_string_are_redacted() {
+    // A file echoed back inside a JSON error: each line of it after the
+    // first starts right after a `\n` escape.
+    let tokens = [
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "hvs.CAESIJ3qKbZp8Fy5NBw9dVq2LmXyTz7RrWcUe0sAhGjK1vN4Gh4KHGh2cy5ZbWpRd2xOZ1hXbTZ2ZEtZWnBNb2pjV0c",
+        "ghp_R2dG7kLmQ9sT4vWx8Yz1aBcDeFgHiJkLmNoP",
+    ];
+    for escape in ["\\n", "\\r\\n", "\\t"] {
+        for token in tokens {
+            let input =
+                format!(r##"{{"error":"config rejected","detail":"# deploy.env{escape}{token}{escape}region=eu"}}"##);
+            let out = san().sanitize(&input);
+            assert!(gone(&out.text, token), "{escape:?}: {:?}", out.text);
+            assert!(out.text.ends_with(&format!("{escape}region=eu\"}}")), "{:?}", out.text);
+        }
+    }
+}
+
+#[test]
+fn an_escaped_backslash_before_n_is_no_newline() {
+    // `\\n` is a backslash and the letter n: `nsk_live_…` is one word.
+    let input = r#"{"path":"C:\\nsk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#;
+    assert_eq!(san().sanitize(input).text, input);
 }
