@@ -376,6 +376,20 @@ pub(crate) static SECRET_RULES: &[SecretRule] = &[
         r"(do[por]_v1_[a-f0-9]{64})\b",
     ),
     r("linear-api-key", &["lin_api_"], r"(lin_api_[a-zA-Z0-9]{40})\b"),
+    // The prefixed formats both vendors introduced in 2025, which name
+    // the token's type (personal, integration, app access, app refresh,
+    // AI gateway key; user token, account token, API key) and none of the
+    // vendored sets has yet. Cloudflare's end in an 8-hex-digit checksum.
+    r(
+        "vercel-prefixed-token",
+        &["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+        r"(vc[piark]_[A-Za-z0-9]{24,64})\b",
+    ),
+    r(
+        "cloudflare-prefixed-token",
+        &["cfut_", "cfat_", "cfk_"],
+        r"(cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b",
+    ),
     inner(r(
         "discord-webhook-url",
         &["/api/webhooks/"],

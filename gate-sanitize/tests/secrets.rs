@@ -182,6 +182,9 @@ cases! {
         &format!("access_token$production${}${}", rnd(LOWER_NUM, 16, 54), rnd(HEX, 32, 55)),
         &format!("access_token$production${}${}", rnd(LOWER_NUM, 16, 54), rnd(HEX, 31, 55)));
     digitalocean_token => plain("digitalocean-token", &format!("dop_v1_{}", rnd(HEX, 64, 56)), &format!("dop_v1_{}", rnd(HEX, 63, 56)));
+    vercel_prefixed_token => plain("vercel-prefixed-token", &format!("vcp_{}", rnd(ALNUM, 56, 91)), &format!("vcp_{}", rnd(ALNUM, 23, 91)));
+    cloudflare_prefixed_token => plain("cloudflare-prefixed-token", &format!("cfut_{}{}", rnd(ALNUM, 40, 92), rnd(HEX, 8, 93)),
+        &format!("cfut_{}{}", rnd(ALNUM, 39, 92), rnd(HEX, 8, 93)));
     linear_api_key => plain("linear-api-key", &format!("lin_api_{}", rnd(ALNUM, 40, 57)), &format!("lin_api_{}", rnd(ALNUM, 39, 57)));
     discord_webhook_url => {
         let s = rnd(DASH, 68, 58);
