@@ -80,7 +80,8 @@ pub(crate) fn escaped_layout(detect_plain: impl Fn(&str) -> Vec<Cand>, text: &st
     let bytes = text.as_bytes();
     let mut laid_out: Option<Vec<u8>> = None;
     let mut i = 0;
-    while let Some(at) = bytes[i..].iter().position(|&b| b == b'\\') {
+    // `str::find` with a char looks for it a word at a time.
+    while let Some(at) = text[i..].find('\\') {
         let start = i + at;
         let mut end = start;
         while end < bytes.len() && bytes[end] == b'\\' {

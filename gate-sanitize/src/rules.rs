@@ -1,7 +1,7 @@
 //! gate's own secret rules, as data, beside the vendored sets.
 //!
-//! gitleaks' and Nosey Parker's rules (see `vendored`) cover the vendor
-//! token families; this table keeps what gate does better or they lack:
+//! gitleaks', Nosey Parker's and Kingfisher's rules (see `vendored`) cover
+//! the vendor token families; this table keeps what gate does better or they lack:
 //! passwords in URLs and connection strings, JWTs validated by decoding,
 //! `Authorization:` and API-key headers, AWS secret keys and session
 //! tokens, cloud connection strings, the generic `password=`/`secret=`/

@@ -1,14 +1,16 @@
-//! The vendored rule sets, gitleaks' default set and Nosey Parker's
-//! default and password-hash sets, run by the sanitizer's engine.
+//! The vendored rule sets, gitleaks' default set, Nosey Parker's default
+//! and password-hash sets and Kingfisher's rules, run by the sanitizer's
+//! engine.
 //!
 //! A hand-written rule table misses whole families of credentials (vendor
 //! API keys, keys known only by their variable name, vault tokens, webhook
-//! URLs). gitleaks and Nosey Parker each keep a rule for many of them, tuned
-//! on real repositories, so the sanitizer runs both instead of growing its
-//! own: `build.rs` turns the vendored `data/gitleaks/gitleaks.toml` and
-//! `data/noseyparker/rules.json` into the one [`RULES`] table (and refuses
+//! URLs). gitleaks, Nosey Parker and Kingfisher each keep a rule for many
+//! of them, tuned on real repositories, so the sanitizer runs all three
+//! instead of growing its own: `build.rs` turns the vendored
+//! `data/gitleaks/gitleaks.toml`, `data/noseyparker/rules.json` and
+//! `data/kingfisher/rules.json` into the one [`RULES`] table (and refuses
 //! to build if any regex does not compile or a rule has no anchor). Each
-//! rule's keywords (gitleaks lists them; for Nosey Parker's they are derived
+//! rule's keywords (gitleaks lists them; for the other two they are derived
 //! from the pattern, see `anchors`) join the engine's one Aho-Corasick pass;
 //! a keyword hit opens a bounded window around itself, overlapping windows
 //! of one rule merge, and the rule's regex runs once over each merged
@@ -22,9 +24,11 @@
 //! nor the rule's allowlists may allow it. Allowlists by file path or commit
 //! cannot apply to text and never allow anything. The `gitleaks:allow`
 //! comment is not honoured: in text a tool returns, it would be an
-//! attacker's off switch. A Nosey Parker match reports every capture group
-//! as a secret, as Nosey Parker does, except those that only say whose
-//! secret it is (a username, a host), and passes the global allowlist.
+//! attacker's off switch. A Nosey Parker or Kingfisher match reports every
+//! capture group as a secret, as those scanners do, except those that only
+//! say whose secret it is (a username, a host), and passes the global
+//! allowlist; a Kingfisher secret must also exceed its rule's
+//! `min_entropy`.
 
 #[cfg(test)]
 mod anchors;
@@ -70,11 +74,12 @@ pub(crate) struct Allowlist {
 /// One vendored rule, its regex already in the `regex` crate's dialect.
 #[derive(Debug)]
 pub(crate) struct Rule {
-    /// The finding's kind: gitleaks' rule id, or for a Nosey Parker rule
-    /// the kind `build.rs` gave it.
+    /// The finding's kind: gitleaks' rule id, or for a Nosey Parker or
+    /// Kingfisher rule the kind `build.rs` gave it.
     pub id: &'static str,
     /// The rule's id in its own rule set (`aws-access-token`,
-    /// `np.tavily.1`); read by the `testing` feature's rule list.
+    /// `np.tavily.1`, `kingfisher.posthog.1`); read by the `testing`
+    /// feature's rule list.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub origin: &'static str,
     pub regex: &'static str,
@@ -90,8 +95,8 @@ pub(crate) struct Rule {
     pub entropy: f64,
     /// The capture group holding the secret (0: the first non-empty one).
     pub secret_group: usize,
-    /// Every capture group is a secret (Nosey Parker's convention), but
-    /// those in `public_groups`.
+    /// Every capture group is a secret (Nosey Parker's and Kingfisher's
+    /// convention), but those in `public_groups`.
     pub every_group: bool,
     /// Groups that name whose credential it is (a username, a host, a key
     /// id) and stay in the text.
