@@ -260,10 +260,7 @@ fn main() {
 /// `known` and returns every Nosey Parker pattern, run or not, comments
 /// removed.
 fn noseyparker(known: &mut Vec<Known>, out: &mut String, errors: &mut Vec<String>) -> Vec<String> {
-    let text = std::fs::read_to_string(NOSEYPARKER).unwrap_or_else(|e| panic!("cannot read {NOSEYPARKER}: {e}"));
-    let data: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{NOSEYPARKER} is not valid JSON: {e}"));
-    let rules = data["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rules = &json_rules(NOSEYPARKER);
     check_listed(
         "NP_PUBLIC_GROUPS",
         NP_PUBLIC_GROUPS.iter().map(|(id, _)| *id),
@@ -309,10 +306,7 @@ fn noseyparker(known: &mut Vec<Known>, out: &mut String, errors: &mut Vec<String
 /// (a Telegram token without its `A`, an AWS secret key cut out of a longer
 /// token) widens it where those negatives say it should not.
 fn kingfisher(known: &[Known], taken: &[String], np_patterns: &[String], out: &mut String, errors: &mut Vec<String>) {
-    let text = std::fs::read_to_string(KINGFISHER).unwrap_or_else(|e| panic!("cannot read {KINGFISHER}: {e}"));
-    let data: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{KINGFISHER} is not valid JSON: {e}"));
-    let rules = data["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rules = &json_rules(KINGFISHER);
     check_listed(
         "KF_PUBLIC_GROUPS",
         KF_PUBLIC_GROUPS.iter().map(|(id, _)| *id),
@@ -337,6 +331,18 @@ fn kingfisher(known: &[Known], taken: &[String], np_patterns: &[String], out: &m
         let entropy = rule["min_entropy"].as_f64().unwrap_or(0.0);
         let public: &[usize] = KF_PUBLIC_GROUPS.iter().find(|(r, _)| *r == id).map_or(&[], |(_, g)| g);
         emit(rule, entropy, public, known, Fold::Skip, out, errors);
+    }
+}
+
+/// The `rules` array of the JSON rule set at `path`; a file that cannot be
+/// read or parsed stops the build with its path.
+fn json_rules(path: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+    let mut data: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not valid JSON: {e}"));
+    match data["rules"].take() {
+        serde_json::Value::Array(rules) => rules,
+        _ => Vec::new(),
     }
 }
 
